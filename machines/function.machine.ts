@@ -1,0 +1,275 @@
+import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { evaluateCondition } from '../src/condition/evaluate.js';
+import type { ConditionAst } from '../src/condition/types.js';
+import { functionConditionEnv } from '../src/function/condition-env.js';
+import { functionContinuationBlock, grantContinuation } from '../src/function/continuation.js';
+import type { FunctionDefinition } from '../src/function/definition.js';
+import type {
+  FunctionContext,
+  FunctionEvent,
+  FunctionIdleOutcome,
+  FunctionInput,
+  FunctionToSessionEvent,
+} from '../src/function/machine-types.js';
+import type { MachineEnv } from '../src/machine-env.js';
+import type { SessionFacts } from '../src/session/facts.js';
+import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
+import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
+
+/** Version of the function machine's persisted shape; bump when context or states change. */
+export const FUNCTION_MACHINE_VERSION = 1;
+
+/**
+ * Builds the function FSM of SPEC §2.3 for one rolebox.
+ *
+ * States: `activating` (transient: resolves at once to `gated` when a gate is defined and
+ * does not hold, else `active`), `active`, `gated`, `complete` (final). The gate,
+ * `continue_until` and every transition's `when` are guards over the condition engine.
+ * Upstream: its session (events `fn.*`). Downstream: its session (`sendParent`).
+ */
+export function createFunctionMachine(env: MachineEnv) {
+  const definitionOf = (context: FunctionContext): FunctionDefinition =>
+    env.catalog.require(context.name);
+  const holds = (
+    condition: ConditionAst,
+    context: FunctionContext,
+    facts?: SessionFacts,
+  ): boolean =>
+    evaluateCondition(
+      condition,
+      functionConditionEnv(context, definitionOf(context), facts),
+      env.conditions,
+    );
+  const gateHolds = (context: FunctionContext): boolean => {
+    const { gate } = definitionOf(context);
+    return gate === undefined || holds(gate, context);
+  };
+  const transitionTruths = (context: FunctionContext): boolean[] => {
+    const definition = definitionOf(context);
+    return definition.transitions.map((transition) =>
+      transition.when === 'gate' ? gateHolds(context) : holds(transition.when, context),
+    );
+  };
+  const factsOf = (event: FunctionEvent, context: FunctionContext): SessionFacts =>
+    'facts' in event ? event.facts : context.facts;
+  const withTool = (tools: readonly string[], tool: string): readonly string[] =>
+    tools.includes(tool) ? tools : [...tools, tool];
+  const evidenceFor = (context: FunctionContext, tool: string): Record<string, boolean> => {
+    const evidence = { ...context.evidenceObserved };
+    for (const entry of definitionOf(context).observe)
+      if (entry.tool === tool && entry.setEvidence) evidence[entry.setEvidence] = true;
+    return evidence;
+  };
+
+  return setup({
+    types: {
+      context: {} as FunctionContext,
+      events: {} as FunctionEvent,
+      input: {} as FunctionInput,
+    },
+    guards: {
+      gateBlocks: ({ context }) => !gateHolds(context),
+      isPausingSignal: ({ event }) =>
+        event.type === 'fn.signal' && isPausingSignal(event.signal.type),
+      continueUntilHolds: ({ context, event }) => {
+        const { continueUntil } = definitionOf(context);
+        return (
+          continueUntil !== undefined && holds(continueUntil, context, factsOf(event, context))
+        );
+      },
+      /**
+       * With a gate: it holds after an event other than the pausing signal that gated the
+       * function (or the gate would reopen in the same step). Without a gate: a terminating
+       * signal or an explicit resume.
+       */
+      mayLeaveGate: ({ context, event }) => {
+        const { gate } = definitionOf(context);
+        if (gate !== undefined)
+          return (
+            !(event.type === 'fn.signal' && isPausingSignal(event.signal.type)) &&
+            holds(gate, context)
+          );
+        return (
+          event.type === 'fn.resume' ||
+          (event.type === 'fn.signal' && isTerminatingSignal(event.signal.type))
+        );
+      },
+      transitionEdgeChanged: ({ context }) => {
+        const truths = transitionTruths(context);
+        return truths.some((truth, index) => truth !== (context.transitionsHeld[index] ?? false));
+      },
+    },
+    actions: {
+      absorbSignal: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'fn.signal') return;
+        const { type, payload } = event.signal;
+        let kv = recordSignal(context.kv, type, payload);
+        if (isTerminatingSignal(type)) kv = { ...kv, [SIGNAL_TYPE_KEY]: type };
+        const evidenceObserved = evidenceFor(context, 'signal');
+        if (isPausingSignal(type)) evidenceObserved.paused = true;
+        enqueue.assign({
+          kv,
+          evidenceObserved,
+          toolsObserved: withTool(context.toolsObserved, 'signal'),
+          facts: event.facts,
+          updatedAt: event.at,
+        });
+        for (const entry of definitionOf(context).observe) {
+          if (entry.tool === 'signal' && entry.capturePayloadAs) {
+            enqueue.sendParent({
+              type: 'fn.capture',
+              function: context.name,
+              artifact: entry.capturePayloadAs,
+              content: JSON.stringify(payload ?? null),
+            } satisfies FunctionToSessionEvent);
+          }
+        }
+      }),
+      absorbTool: assign(({ context, event }) => {
+        if (event.type !== 'fn.tool') return {};
+        return {
+          toolsObserved: withTool(context.toolsObserved, event.tool),
+          evidenceObserved: evidenceFor(context, event.tool),
+          facts: event.facts,
+          updatedAt: event.at,
+        };
+      }),
+      absorbFacts: assign(({ event, context }) =>
+        'facts' in event
+          ? { facts: event.facts, updatedAt: event.at }
+          : { updatedAt: context.updatedAt },
+      ),
+      setKv: assign(({ context, event }) =>
+        event.type === 'fn.kv_set'
+          ? {
+              kv: { ...context.kv, [event.key]: event.value },
+              facts: event.facts,
+              updatedAt: event.at,
+            }
+          : {},
+      ),
+      grantContinuation: assign(({ context, event }) => {
+        if (event.type !== 'fn.continue_granted') return {};
+        const next = grantContinuation(context, event.turn, {
+          perSession: env.limits.continuationsPerSession,
+          cooldownTurns: env.limits.continuationCooldowns,
+        });
+        return { ...next, updatedAt: event.at };
+      }),
+      reportIdle: enqueueActions(
+        ({ context, event, enqueue }, params: { phase: 'active' | 'gated' | 'complete' }) => {
+          if (event.type !== 'fn.idle') return;
+          let outcome: FunctionIdleOutcome;
+          if (params.phase === 'complete') outcome = { kind: 'completed' };
+          else if (params.phase === 'gated') outcome = { kind: 'gated' };
+          else if (definitionOf(context).continueUntil === undefined)
+            outcome = { kind: 'nothing_to_do' };
+          else {
+            const reason = functionContinuationBlock(
+              context,
+              definitionOf(context).continueMax,
+              event.facts.turn,
+            );
+            outcome = reason ? { kind: 'blocked', reason } : { kind: 'continue' };
+          }
+          enqueue.sendParent({
+            type: 'fn.idle_result',
+            function: context.name,
+            cycle: event.cycle,
+            outcome,
+          } satisfies FunctionToSessionEvent);
+        },
+      ),
+      fireTransitionEdges: enqueueActions(({ context, enqueue }) => {
+        const truths = transitionTruths(context);
+        const definition = definitionOf(context);
+        truths.forEach((truth, index) => {
+          const transition = definition.transitions[index];
+          if (truth && !(context.transitionsHeld[index] ?? false) && transition) {
+            enqueue.sendParent({
+              type: 'fn.transition',
+              function: context.name,
+              activate: transition.activate,
+              deactivate: transition.deactivate,
+            } satisfies FunctionToSessionEvent);
+          }
+        });
+        enqueue.assign({ transitionsHeld: truths });
+      }),
+      reportCompleted: sendParent(
+        ({ context }) =>
+          ({
+            type: 'fn.completed',
+            function: context.name,
+            context,
+          }) satisfies FunctionToSessionEvent,
+      ),
+    },
+  }).createMachine({
+    id: 'function',
+    context: ({ input }) => ({
+      sessionId: input.sessionId,
+      name: input.name,
+      kv: {},
+      evidenceObserved: {},
+      toolsObserved: [],
+      activatedAtTurn: input.facts.turn,
+      activatedAt: input.at,
+      updatedAt: input.at,
+      facts: input.facts,
+      continuations: 0,
+      cooldownUntilTurn: -1,
+      transitionsHeld: [],
+    }),
+    // Edge-triggered transitions: after every event (and at activation), each `when` that
+    // turned true fires once; the new truths are remembered so it fires again only after
+    // turning false and true again.
+    always: { guard: 'transitionEdgeChanged', actions: 'fireTransitionEdges' },
+    on: {
+      'fn.tool': { actions: 'absorbTool' },
+      'fn.facts': { actions: 'absorbFacts' },
+      'fn.kv_set': { actions: 'setKv' },
+      'fn.continue_granted': { actions: 'grantContinuation' },
+    },
+    initial: 'activating',
+    states: {
+      activating: {
+        always: [{ guard: 'gateBlocks', target: 'gated' }, { target: 'active' }],
+      },
+      active: {
+        on: {
+          'fn.signal': [
+            { guard: 'isPausingSignal', target: 'gated', actions: 'absorbSignal' },
+            { actions: 'absorbSignal' },
+          ],
+          'fn.idle': [
+            {
+              guard: 'continueUntilHolds',
+              target: 'complete',
+              actions: ['absorbFacts', { type: 'reportIdle', params: { phase: 'complete' } }],
+            },
+            { actions: ['absorbFacts', { type: 'reportIdle', params: { phase: 'active' } }] },
+          ],
+          'fn.resume': { actions: 'absorbFacts' },
+        },
+      },
+      gated: {
+        always: { guard: 'mayLeaveGate', target: 'active' },
+        on: {
+          'fn.signal': { actions: 'absorbSignal' },
+          'fn.idle': {
+            actions: ['absorbFacts', { type: 'reportIdle', params: { phase: 'gated' } }],
+          },
+          'fn.resume': { actions: 'absorbFacts' },
+        },
+      },
+      complete: {
+        type: 'final',
+        entry: 'reportCompleted',
+      },
+    },
+  });
+}
+
+/** The function machine type of one rolebox. */
+export type FunctionMachine = ReturnType<typeof createFunctionMachine>;

@@ -1,0 +1,461 @@
+import { enqueueActions, setup } from 'xstate';
+import { functionActorId } from '../src/actor-ids.js';
+import type {
+  FunctionContext,
+  FunctionEvent,
+  FunctionInput,
+  FunctionPhase,
+} from '../src/function/machine-types.js';
+import type { HostEvent, IdleReport } from '../src/host-events.js';
+import type { MachineEnv } from '../src/machine-env.js';
+import type { ArtifactRecord } from '../src/session/artifact.js';
+import type { SessionFacts } from '../src/session/facts.js';
+import type {
+  IdleCycle,
+  SessionContext,
+  SessionEvent,
+  SessionInput,
+} from '../src/session/machine-types.js';
+import { makeSignalReceipt } from '../src/signal/reply.js';
+import { createFunctionMachine } from './function.machine.js';
+
+/** Version of the session machine's persisted shape; bump when context or states change. */
+export const SESSION_MACHINE_VERSION = 1;
+
+/** Events a session sends up to the system actor, which emits them to the host. */
+export interface ToHostEvent {
+  readonly type: 'host';
+  readonly event: HostEvent;
+}
+
+const factsOf = (context: SessionContext): SessionFacts => ({
+  turn: context.turn,
+  userMessageInTurn: context.userMessageInTurn,
+  artifacts: context.artifacts.map((artifact) => artifact.name),
+});
+
+const phaseOf = (value: unknown): FunctionPhase =>
+  value === 'gated' ? 'gated' : value === 'complete' ? 'complete' : 'active';
+
+/**
+ * Builds the session machine for one rolebox: the container of a session's function
+ * actors (`fn:<sessionId>:<name>`), the router of its agent signals, tool reports, idle
+ * cycles and user messages, and the owner of its continuation budget and artifacts.
+ *
+ * The five-phase runtime model of SPEC §4 (idle, running, waiting_user, done, error) is
+ * added by the sessions work; the container handlers at the root apply in every phase.
+ * Upstream: the system actor. Downstream: function actors (`sendTo`), the host (via the
+ * system actor).
+ */
+export function createSessionMachine(env: MachineEnv) {
+  const functionMachine = createFunctionMachine(env);
+
+  return setup({
+    types: {
+      context: {} as SessionContext,
+      events: {} as SessionEvent,
+      input: {} as SessionInput,
+    },
+    actors: { function: functionMachine },
+  }).createMachine({
+    id: 'session',
+    context: ({ input }) => ({
+      sessionId: input.sessionId,
+      createdAt: input.at,
+      updatedAt: input.at,
+      turn: 0,
+      userMessageInTurn: false,
+      liveFunctions: [],
+      retiredFunctions: {},
+      continuations: 0,
+      idleCycle: 0,
+      idle: null,
+      artifacts: [],
+      nextArtifactSeq: 1,
+    }),
+    on: {
+      'session.activate': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          activate(context, [event.name], event.at, 'host', enqueue);
+        }),
+      },
+      'session.deactivate': {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
+          deactivate(context, [event.name], event.at, 'host', self, enqueue);
+        }),
+      },
+      'session.signal': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const facts = factsOf(context);
+          for (const name of context.liveFunctions) {
+            enqueue.sendTo(functionActorId(context.sessionId, name), {
+              type: 'fn.signal',
+              signal: event.signal,
+              facts,
+              at: event.at,
+            } satisfies FunctionEvent);
+          }
+          const receipt = makeSignalReceipt(
+            event.signal.type,
+            context.liveFunctions.length,
+            event.signal.payload,
+          );
+          enqueue.assign({ updatedAt: event.at });
+          enqueue.sendParent(toHost({ type: 'signal', sessionId: context.sessionId, receipt }));
+        }),
+      },
+      'session.tool': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const facts = factsOf(context);
+          for (const name of context.liveFunctions) {
+            enqueue.sendTo(functionActorId(context.sessionId, name), {
+              type: 'fn.tool',
+              tool: event.tool,
+              facts,
+              at: event.at,
+            } satisfies FunctionEvent);
+          }
+          enqueue.assign({ updatedAt: event.at });
+          enqueue.sendParent(
+            toHost({
+              type: 'tool',
+              sessionId: context.sessionId,
+              tool: event.tool,
+              observedOn: context.liveFunctions.length,
+            }),
+          );
+        }),
+      },
+      'session.idle': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          // The idle ends the turn: count it first, so turn_count(1) holds at the first idle,
+          // and judge user_approval() on the turn that just ended, then forget the message.
+          const turn = context.turn + 1;
+          const facts: SessionFacts = { ...factsOf(context), turn };
+          const cycle = context.idleCycle + 1;
+          const idle: IdleCycle = {
+            cycle,
+            awaiting: context.liveFunctions,
+            continuing: [],
+            completed: [],
+            gated: [],
+            blocked: [],
+          };
+          enqueue.assign({
+            turn,
+            userMessageInTurn: false,
+            idleCycle: cycle,
+            idle,
+            updatedAt: event.at,
+          });
+          for (const name of context.liveFunctions) {
+            enqueue.sendTo(functionActorId(context.sessionId, name), {
+              type: 'fn.idle',
+              cycle,
+              facts,
+              at: event.at,
+            } satisfies FunctionEvent);
+          }
+          if (context.liveFunctions.length === 0)
+            settleIdle({ ...context, turn, idle }, idle, enqueue);
+        }),
+      },
+      'session.message': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const next = { ...context, userMessageInTurn: true };
+          enqueue.assign({ userMessageInTurn: true, updatedAt: event.at });
+          const facts = factsOf(next);
+          // A user message is a user action: it resumes gated functions that have no gate;
+          // functions with a gate re-check it (user_approval() may now hold).
+          for (const name of context.liveFunctions) {
+            const hasGate = env.catalog.require(name).gate !== undefined;
+            enqueue.sendTo(functionActorId(context.sessionId, name), {
+              type: hasGate ? 'fn.facts' : 'fn.resume',
+              facts,
+              at: event.at,
+            } satisfies FunctionEvent);
+          }
+        }),
+      },
+      'session.resume': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          if (!context.liveFunctions.includes(event.name)) return;
+          enqueue.sendTo(functionActorId(context.sessionId, event.name), {
+            type: 'fn.resume',
+            facts: factsOf(context),
+            at: event.at,
+          } satisfies FunctionEvent);
+        }),
+      },
+      'session.kv_set': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          if (!context.liveFunctions.includes(event.name)) return;
+          enqueue.sendTo(functionActorId(context.sessionId, event.name), {
+            type: 'fn.kv_set',
+            key: event.key,
+            value: event.value,
+            facts: factsOf(context),
+            at: event.at,
+          } satisfies FunctionEvent);
+        }),
+      },
+      'fn.capture': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const at = context.updatedAt;
+          const existing = context.artifacts.find((artifact) => artifact.name === event.artifact);
+          const record: ArtifactRecord = existing
+            ? { ...existing, content: event.content, updatedAt: at }
+            : {
+                id: `art-${context.nextArtifactSeq}`,
+                name: event.artifact,
+                status: 'drafted',
+                content: event.content,
+                createdAt: at,
+                updatedAt: at,
+              };
+          const artifacts = existing
+            ? context.artifacts.map((artifact) => (artifact === existing ? record : artifact))
+            : [...context.artifacts, record];
+          const next = {
+            ...context,
+            artifacts,
+            nextArtifactSeq: existing ? context.nextArtifactSeq : context.nextArtifactSeq + 1,
+          };
+          enqueue.assign({ artifacts, nextArtifactSeq: next.nextArtifactSeq });
+          enqueue.sendParent(
+            toHost({
+              type: 'artifact_written',
+              sessionId: context.sessionId,
+              artifactId: record.id,
+              name: record.name,
+            }),
+          );
+          // artifact_exists() may have turned true for any function.
+          broadcastFacts(next, at, enqueue);
+        }),
+      },
+      'fn.transition': {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
+          const by = `function:${event.function}`;
+          const deactivated = deactivate(
+            context,
+            event.deactivate,
+            context.updatedAt,
+            by,
+            self,
+            enqueue,
+          );
+          activate(
+            { ...context, liveFunctions: deactivated },
+            event.activate,
+            context.updatedAt,
+            by,
+            enqueue,
+          );
+        }),
+      },
+      'fn.completed': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          if (!context.liveFunctions.includes(event.function)) return;
+          enqueue.assign({
+            liveFunctions: context.liveFunctions.filter((name) => name !== event.function),
+            retiredFunctions: {
+              ...context.retiredFunctions,
+              [event.function]: {
+                phase: 'complete',
+                reason: 'completed',
+                at: event.context.updatedAt,
+                context: event.context,
+              },
+            },
+          });
+          enqueue.sendParent(
+            toHost({
+              type: 'function_completed',
+              sessionId: context.sessionId,
+              function: event.function,
+            }),
+          );
+        }),
+      },
+      'fn.idle_result': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const idle = context.idle;
+          if (!idle || idle.cycle !== event.cycle || !idle.awaiting.includes(event.function))
+            return;
+          const { outcome } = event;
+          const next: IdleCycle = {
+            ...idle,
+            awaiting: idle.awaiting.filter((name) => name !== event.function),
+            continuing:
+              outcome.kind === 'continue' ? [...idle.continuing, event.function] : idle.continuing,
+            completed:
+              outcome.kind === 'completed' ? [...idle.completed, event.function] : idle.completed,
+            gated: outcome.kind === 'gated' ? [...idle.gated, event.function] : idle.gated,
+            blocked:
+              outcome.kind === 'blocked'
+                ? [...idle.blocked, { function: event.function, reason: outcome.reason }]
+                : idle.blocked,
+          };
+          enqueue.assign({ idle: next });
+          if (next.awaiting.length === 0) settleIdle({ ...context, idle: next }, next, enqueue);
+        }),
+      },
+    },
+    initial: 'idle',
+    states: {
+      idle: {},
+    },
+  });
+
+  /** Spawns the named functions that are not live yet; returns the new live list. */
+  function activate(
+    context: SessionContext,
+    names: readonly string[],
+    at: number,
+    by: string,
+    enqueue: Enqueue,
+  ): readonly string[] {
+    let live = context.liveFunctions;
+    const retired = { ...context.retiredFunctions };
+    for (const name of names) {
+      if (live.includes(name) || !env.catalog.get(name)) continue;
+      const id = functionActorId(context.sessionId, name);
+      enqueue.spawnChild('function', {
+        id,
+        systemId: id,
+        input: { sessionId: context.sessionId, name, facts: factsOf(context), at },
+      });
+      live = [...live, name];
+      delete retired[name];
+      enqueue.sendParent(
+        toHost({ type: 'function_activated', sessionId: context.sessionId, function: name, by }),
+      );
+    }
+    if (live !== context.liveFunctions)
+      enqueue.assign({ liveFunctions: live, retiredFunctions: retired, updatedAt: at });
+    return live;
+  }
+
+  /** Stops the named live functions, keeping their last state; returns the new live list. */
+  function deactivate(
+    context: SessionContext,
+    names: readonly string[],
+    at: number,
+    by: string,
+    self: { getSnapshot(): { children: Record<string, { getSnapshot(): unknown } | undefined> } },
+    enqueue: Enqueue,
+  ): readonly string[] {
+    let live = context.liveFunctions;
+    const retired = { ...context.retiredFunctions };
+    for (const name of names) {
+      if (!live.includes(name)) continue;
+      const id = functionActorId(context.sessionId, name);
+      const last = self.getSnapshot().children[id]?.getSnapshot() as
+        | { value: unknown; context: FunctionContext }
+        | undefined;
+      if (last)
+        retired[name] = {
+          phase: phaseOf(last.value),
+          reason: 'deactivated',
+          at,
+          context: last.context,
+        };
+      enqueue.stopChild(id);
+      live = live.filter((other) => other !== name);
+      enqueue.sendParent(
+        toHost({ type: 'function_deactivated', sessionId: context.sessionId, function: name, by }),
+      );
+    }
+    if (live !== context.liveFunctions) {
+      const idle = context.idle
+        ? { ...context.idle, awaiting: context.idle.awaiting.filter((name) => live.includes(name)) }
+        : null;
+      enqueue.assign({ liveFunctions: live, retiredFunctions: retired, idle, updatedAt: at });
+      if (idle && context.idle && idle.awaiting.length === 0 && context.idle.awaiting.length > 0)
+        settleIdle(context, idle, enqueue);
+    }
+    return live;
+  }
+
+  /** Everyone has answered: grant at most one continuation and report the cycle. */
+  function settleIdle(context: SessionContext, idle: IdleCycle, enqueue: Enqueue): void {
+    let blocked = idle.blocked;
+    let continued = false;
+    let continuations = context.continuations;
+    if (idle.continuing.length > 0) {
+      if (continuations >= env.limits.continuationsPerSession) {
+        blocked = [
+          ...blocked,
+          ...idle.continuing.map((name) => ({ function: name, reason: 'global_cap' as const })),
+        ];
+      } else {
+        continued = true;
+        continuations += 1;
+        for (const name of idle.continuing) {
+          enqueue.sendTo(functionActorId(context.sessionId, name), {
+            type: 'fn.continue_granted',
+            turn: context.turn,
+            at: context.updatedAt,
+          } satisfies FunctionEvent);
+        }
+      }
+    }
+    enqueue.assign({ idle: null, continuations });
+    for (const block of blocked)
+      enqueue.sendParent(
+        toHost({ type: 'continue_blocked', sessionId: context.sessionId, ...block }),
+      );
+    if (continued)
+      enqueue.sendParent(
+        toHost({
+          type: 'continue',
+          sessionId: context.sessionId,
+          functions: idle.continuing,
+          continuation: continuations,
+        }),
+      );
+    const report: IdleReport = {
+      turn: context.turn,
+      continued,
+      continuing: continued ? idle.continuing : [],
+      completed: idle.completed,
+      blocked,
+      gated: idle.gated,
+    };
+    enqueue.sendParent(toHost({ type: 'idle', sessionId: context.sessionId, report }));
+  }
+
+  function broadcastFacts(context: SessionContext, at: number, enqueue: Enqueue): void {
+    const facts = factsOf(context);
+    for (const name of context.liveFunctions) {
+      enqueue.sendTo(functionActorId(context.sessionId, name), {
+        type: 'fn.facts',
+        facts,
+        at,
+      } satisfies FunctionEvent);
+    }
+  }
+}
+
+/**
+ * The part of XState's action enqueuer the session's helpers use. Method syntax on purpose:
+ * it lets every handler pass its own event-specific enqueuer.
+ */
+interface Enqueue {
+  assign(patch: Partial<SessionContext>): void;
+  sendTo(target: string, event: FunctionEvent): void;
+  sendParent(event: ToHostEvent): void;
+  spawnChild(
+    src: 'function',
+    options: { id: string; systemId: string; input: FunctionInput },
+  ): void;
+  stopChild(id: string): void;
+}
+
+function toHost(event: HostEvent): ToHostEvent {
+  return { type: 'host', event };
+}
+
+/** The session machine type of one rolebox. */
+export type SessionMachine = ReturnType<typeof createSessionMachine>;

@@ -1,0 +1,75 @@
+import { emit, enqueueActions, setup } from 'xstate';
+import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/actor-ids.js';
+import type { HostEvent } from '../src/host-events.js';
+import type { MachineEnv } from '../src/machine-env.js';
+import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
+import { createSessionMachine } from './session.machine.js';
+
+/** Version of the system machine's persisted shape; bump when context or states change. */
+export const SYSTEM_MACHINE_VERSION = 1;
+
+/**
+ * Builds the root system actor of one rolebox: it owns the registry of live sessions,
+ * spawns each as a child `session:<id>` (by the string key `session`), routes host
+ * commands to them, and emits what they report to the host.
+ *
+ * Duplicate ids and unknown sessions are refused by guards here as a last line of defence
+ * (a duplicate systemId would put the whole root in error); the facade refuses them first
+ * with a `RoleboxError`.
+ */
+export function createSystemMachine(env: MachineEnv) {
+  const sessionMachine = createSessionMachine(env);
+
+  return setup({
+    types: {
+      context: {} as SystemContext,
+      events: {} as SystemEvent,
+      emitted: {} as HostEvent,
+    },
+    actors: { session: sessionMachine },
+    guards: {
+      sessionIsNew: ({ context, event }) =>
+        'sessionId' in event && !Object.hasOwn(context.sessions, event.sessionId),
+      sessionIsLive: ({ context, event }) =>
+        'sessionId' in event && Object.hasOwn(context.sessions, event.sessionId),
+    },
+  }).createMachine({
+    id: SYSTEM_ACTOR_ID,
+    context: { sessions: {} },
+    on: {
+      'system.open_session': {
+        guard: 'sessionIsNew',
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const id = sessionActorId(event.sessionId);
+          enqueue.spawnChild('session', {
+            id,
+            systemId: id,
+            input: { sessionId: event.sessionId, at: event.at },
+          });
+          enqueue.assign({
+            sessions: { ...context.sessions, [event.sessionId]: { openedAt: event.at } },
+          });
+          enqueue.emit({ type: 'session_opened', sessionId: event.sessionId });
+        }),
+      },
+      'system.close_session': {
+        guard: 'sessionIsLive',
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const { [event.sessionId]: _closed, ...sessions } = context.sessions;
+          enqueue.stopChild(sessionActorId(event.sessionId));
+          enqueue.assign({ sessions });
+        }),
+      },
+      'system.deliver': {
+        guard: 'sessionIsLive',
+        actions: enqueueActions(({ event, enqueue }) => {
+          enqueue.sendTo(sessionActorId(event.sessionId), event.command);
+        }),
+      },
+      host: { actions: emit(({ event }) => event.event) },
+    },
+  });
+}
+
+/** The system machine type of one rolebox. */
+export type SystemMachine = ReturnType<typeof createSystemMachine>;

@@ -1,0 +1,58 @@
+import { isSignalType, SIGNAL_TYPES } from '../signal/catalogue.js';
+import { hasSignal } from '../signal/ledger.js';
+import type { NamedCondition } from './types.js';
+
+/** The built-in named conditions of SPEC §2.2. */
+export const BUILTIN_CONDITIONS: Readonly<Record<string, NamedCondition>> = {
+  signal_observed: {
+    description: 'the ledger holds the signal type',
+    argument: 'required',
+    validateArg: (arg) =>
+      isSignalType(arg) ? undefined : `expected a signal type (${SIGNAL_TYPES.join(', ')})`,
+    evaluate: (arg, env) => hasSignal(env.kv, arg as string),
+  },
+  artifact_exists: {
+    description: 'the session has an artifact with this name',
+    argument: 'required',
+    evaluate: (arg, env) => env.artifacts.includes(arg as string),
+  },
+  tool_observed: {
+    description: 'the host reported this tool since activation',
+    argument: 'required',
+    evaluate: (arg, env) => env.toolsObserved.includes(arg as string),
+  },
+  evidence_met: {
+    description: 'every requires_evidence tag has been observed',
+    argument: 'none',
+    evaluate: (_arg, env) =>
+      env.requiresEvidence.every((tag) => env.evidenceObserved[tag] === true),
+  },
+  evidence_observed: {
+    description: 'this evidence tag has been observed (e.g. paused)',
+    argument: 'required',
+    evaluate: (arg, env) => env.evidenceObserved[arg as string] === true,
+  },
+  user_approval: {
+    description: 'the user sent a message in the current turn',
+    argument: 'none',
+    evaluate: (_arg, env) => env.userMessageInTurn,
+  },
+  turn_count: {
+    description: 'at least n turns completed since activation',
+    argument: 'required',
+    validateArg: (arg) => (/^\d+$/.test(arg) ? undefined : 'expected a whole number of turns'),
+    evaluate: (arg, env) => env.currentTurn - env.activatedAtTurn >= Number(arg),
+  },
+  state_eq: {
+    description: 'String(kv[key]) equals value',
+    argument: 'required',
+    validateArg: (arg) => (/^[^=]+=/.test(arg) ? undefined : 'expected key=value'),
+    evaluate: (arg, env) => {
+      const at = (arg as string).indexOf('=');
+      const key = (arg as string).slice(0, at).trim();
+      const value = (arg as string).slice(at + 1).trim();
+      // A missing key never equals anything, not even the text "undefined".
+      return Object.hasOwn(env.kv, key) && String(env.kv[key]) === value;
+    },
+  },
+};

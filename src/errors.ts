@@ -1,0 +1,67 @@
+/**
+ * Every error code rolebox can raise, with what it means. Codes are stable: hosts may
+ * switch on them. Add new ones; never rename or reuse one.
+ */
+export const ERROR_CODES = {
+  invalid_argument: 'an argument has the wrong type or shape',
+  unknown_signal_type: 'a signal type outside the eight of the catalogue',
+  invalid_signal_payload: 'a signal payload that is not a JSON object',
+  malformed_tool_text: 'agent tool-call text that is not `|name| args`',
+  malformed_signal_text: 'a `|signal|` call whose arguments cannot be parsed',
+  condition_syntax: 'a condition expression that cannot be parsed',
+  unknown_condition: 'a condition name that is neither built in nor registered',
+  invalid_condition_argument: 'a condition argument the named condition does not accept',
+  duplicate_condition: 'a condition name registered twice',
+  invalid_function_definition: 'a function definition that fails validation',
+  duplicate_function: 'two function definitions with the same name',
+  unknown_function: 'a function name with no definition',
+  function_already_active: 'activating a function that is already live in the session',
+  function_not_active: 'addressing a function that is not live in the session',
+  gate_closed: 'resuming a function whose gate does not hold',
+  function_not_gated: 'resuming a function that is not gated',
+  unknown_session: 'a session id that is not live',
+  duplicate_session: 'opening a session with an id that is already live',
+  not_started: 'a call that needs rb.start() first',
+  stopped: 'a call on a rolebox that has been stopped',
+} as const;
+
+/** A stable machine-readable error code; see {@link ERROR_CODES}. */
+export type ErrorCode = keyof typeof ERROR_CODES;
+
+/**
+ * The one error type rolebox throws for bad input and refused commands.
+ *
+ * Use when: a caller must be told exactly what was wrong. The message names the offending
+ * value; `details` carries it in structured form. Whatever raised it changed nothing.
+ */
+export class RoleboxError extends Error {
+  /** Stable code to switch on. */
+  readonly code: ErrorCode;
+  /** Structured facts about the failure (offending value, field, file, …). */
+  readonly details: Readonly<Record<string, unknown>>;
+
+  constructor(code: ErrorCode, message: string, details: Record<string, unknown> = {}) {
+    super(message);
+    this.name = 'RoleboxError';
+    this.code = code;
+    this.details = details;
+  }
+}
+
+/** True when `error` is a {@link RoleboxError}, optionally with the given code. */
+export function isRoleboxError(error: unknown, code?: ErrorCode): error is RoleboxError {
+  return error instanceof RoleboxError && (code === undefined || error.code === code);
+}
+
+/** Renders a value for an error message: short, quoted when a string, never throws. */
+export function describeValue(value: unknown): string {
+  if (typeof value === 'string')
+    return JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value);
+  if (value === undefined) return 'undefined';
+  try {
+    const text = JSON.stringify(value);
+    return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+  } catch {
+    return String(value);
+  }
+}

@@ -1,0 +1,97 @@
+import type { SessionFacts } from '../session/facts.js';
+import type { SignalArgs } from '../signal/schema.js';
+import type { ContinuationBlock } from './continuation.js';
+
+/** The phases of a function FSM (SPEC §2.3). `complete` is final. */
+export type FunctionPhase = 'active' | 'gated' | 'complete';
+
+/** The context of a function actor: plain JSON. */
+export interface FunctionContext {
+  readonly sessionId: string;
+  readonly name: string;
+  /** Key-value store; the signal ledger lives at `__signals_observed`. */
+  readonly kv: Readonly<Record<string, unknown>>;
+  readonly evidenceObserved: Readonly<Record<string, boolean>>;
+  /** Tool names reported since activation, first report first. */
+  readonly toolsObserved: readonly string[];
+  readonly activatedAtTurn: number;
+  readonly activatedAt: number;
+  readonly updatedAt: number;
+  /** The session's facts as of the last event. */
+  readonly facts: SessionFacts;
+  /** Continuations granted on this function's behalf. */
+  readonly continuations: number;
+  /** No continuation at idles where the session's turn is ≤ this. */
+  readonly cooldownUntilTurn: number;
+  /** The truth of each transition's `when` after the last event (for edge triggering). */
+  readonly transitionsHeld: readonly boolean[];
+}
+
+/** What a session passes when it spawns a function. */
+export interface FunctionInput {
+  readonly sessionId: string;
+  readonly name: string;
+  readonly facts: SessionFacts;
+  readonly at: number;
+}
+
+/** Events a session sends to its functions. Every one carries the session's current facts. */
+export type FunctionEvent =
+  | {
+      readonly type: 'fn.signal';
+      readonly signal: SignalArgs;
+      readonly facts: SessionFacts;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'fn.tool';
+      readonly tool: string;
+      readonly facts: SessionFacts;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'fn.idle';
+      readonly cycle: number;
+      readonly facts: SessionFacts;
+      readonly at: number;
+    }
+  | { readonly type: 'fn.facts'; readonly facts: SessionFacts; readonly at: number }
+  | { readonly type: 'fn.resume'; readonly facts: SessionFacts; readonly at: number }
+  | {
+      readonly type: 'fn.kv_set';
+      readonly key: string;
+      readonly value: unknown;
+      readonly facts: SessionFacts;
+      readonly at: number;
+    }
+  | { readonly type: 'fn.continue_granted'; readonly turn: number; readonly at: number };
+
+/** What a function decided at an idle cycle. */
+export type FunctionIdleOutcome =
+  | { readonly kind: 'completed' }
+  | { readonly kind: 'continue' }
+  | { readonly kind: 'blocked'; readonly reason: Exclude<ContinuationBlock, 'global_cap'> }
+  | { readonly kind: 'gated' }
+  | { readonly kind: 'nothing_to_do' };
+
+/** Events a function sends to its session. */
+export type FunctionToSessionEvent =
+  | {
+      readonly type: 'fn.idle_result';
+      readonly function: string;
+      readonly cycle: number;
+      readonly outcome: FunctionIdleOutcome;
+    }
+  | {
+      readonly type: 'fn.capture';
+      readonly function: string;
+      readonly artifact: string;
+      readonly content: string;
+    }
+  | {
+      readonly type: 'fn.transition';
+      readonly function: string;
+      readonly activate: readonly string[];
+      readonly deactivate: readonly string[];
+    }
+  | { readonly type: 'fn.completed'; readonly function: string; readonly context: FunctionContext };

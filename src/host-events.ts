@@ -1,0 +1,72 @@
+import type { ContinuationBlock } from './function/continuation.js';
+import type { SignalReceipt } from './signal/reply.js';
+
+/** What one idle cycle of a session decided. */
+export interface IdleReport {
+  /** The session's completed turns after this idle. */
+  readonly turn: number;
+  /** True when the host should continue the agent (one continuation, at most, per idle). */
+  readonly continued: boolean;
+  /** Functions that asked for the continuation (all are served by the one continuation). */
+  readonly continuing: readonly string[];
+  /** Functions whose `continue_until` held and which completed. */
+  readonly completed: readonly string[];
+  /** Functions that wanted to continue but were refused, with why. */
+  readonly blocked: readonly { readonly function: string; readonly reason: ContinuationBlock }[];
+  /** Functions that are gated and so did not take part. */
+  readonly gated: readonly string[];
+}
+
+/**
+ * Events rolebox delivers to the host through `rb.on(type, handler)`. They are delivered
+ * after the command that caused them has been fully processed.
+ */
+export type HostEvent =
+  | { readonly type: 'signal'; readonly sessionId: string; readonly receipt: SignalReceipt }
+  | {
+      readonly type: 'tool';
+      readonly sessionId: string;
+      readonly tool: string;
+      readonly observedOn: number;
+    }
+  | { readonly type: 'idle'; readonly sessionId: string; readonly report: IdleReport }
+  | {
+      readonly type: 'continue';
+      readonly sessionId: string;
+      readonly functions: readonly string[];
+      /** How many continuations this session has had, this one included. */
+      readonly continuation: number;
+    }
+  | {
+      readonly type: 'continue_blocked';
+      readonly sessionId: string;
+      readonly function: string;
+      readonly reason: ContinuationBlock;
+    }
+  | {
+      readonly type: 'function_activated';
+      readonly sessionId: string;
+      readonly function: string;
+      readonly by: string;
+    }
+  | { readonly type: 'function_completed'; readonly sessionId: string; readonly function: string }
+  | {
+      readonly type: 'function_deactivated';
+      readonly sessionId: string;
+      readonly function: string;
+      readonly by: string;
+    }
+  | {
+      readonly type: 'artifact_written';
+      readonly sessionId: string;
+      readonly artifactId: string;
+      readonly name: string;
+    }
+  | { readonly type: 'session_opened'; readonly sessionId: string }
+  | { readonly type: 'error'; readonly sessionId?: string; readonly error: Error };
+
+/** The type names of {@link HostEvent}. */
+export type HostEventType = HostEvent['type'];
+
+/** The host event of a given type. */
+export type HostEventOf<T extends HostEventType> = Extract<HostEvent, { type: T }>;

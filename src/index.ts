@@ -1,0 +1,101 @@
+// The public API of rolebox. Everything a host needs is re-exported here; nothing inside
+// the package imports this file.
+
+export {
+  createFunctionMachine,
+  FUNCTION_MACHINE_VERSION,
+  type FunctionMachine,
+} from '../machines/function.machine.js';
+export {
+  createSessionMachine,
+  SESSION_MACHINE_VERSION,
+  type SessionMachine,
+} from '../machines/session.machine.js';
+export {
+  createSystemMachine,
+  SYSTEM_MACHINE_VERSION,
+  type SystemMachine,
+} from '../machines/system.machine.js';
+export { functionActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
+export { BUILTIN_CONDITIONS } from './condition/builtins.js';
+export { evaluateCondition } from './condition/evaluate.js';
+export { formatCondition, parseCondition } from './condition/parse.js';
+export {
+  ConditionRegistry,
+  defaultConditionRegistry,
+  registerCondition,
+} from './condition/registry.js';
+export type {
+  Condition,
+  ConditionArgumentRule,
+  ConditionAst,
+  ConditionEnv,
+  ConditionImplementation,
+  NamedCondition,
+} from './condition/types.js';
+export { ERROR_CODES, type ErrorCode, isRoleboxError, RoleboxError } from './errors.js';
+export { checkCatalog, FunctionCatalog } from './function/catalog.js';
+export { functionConditionEnv } from './function/condition-env.js';
+export {
+  type ContinuationBlock,
+  type ContinuationLimits,
+  DEFAULT_CONTINUATION_LIMITS,
+  functionContinuationBlock,
+  grantContinuation,
+} from './function/continuation.js';
+export {
+  checkFunctionSpec,
+  DEFAULT_CONTINUE_MAX,
+  type DefineFunctionOptions,
+  type DefinitionIssue,
+  defineFunction,
+  FUNCTION_NAME_PATTERN,
+  type FunctionDefinition,
+  type FunctionObserve,
+  type FunctionSpec,
+  type FunctionTransition,
+  functionSpecSchema,
+} from './function/definition.js';
+export { type LoadFunctionsOptions, loadFunctions, splitFrontmatter } from './function/load.js';
+export type {
+  FunctionContext,
+  FunctionEvent,
+  FunctionIdleOutcome,
+  FunctionPhase,
+} from './function/machine-types.js';
+export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './host-events.js';
+export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './limits.js';
+export type { MachineEnv } from './machine-env.js';
+export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
+export { type IdSource, nanoidIdSource, seededIdSource } from './ports/ids.js';
+export { SimulatedClock } from './ports/simulated-clock.js';
+export {
+  createRolebox,
+  type HostEventHandler,
+  type InspectOption,
+  Rolebox,
+  type RoleboxOptions,
+} from './rolebox.js';
+export type { ArtifactRecord, ArtifactStatus } from './session/artifact.js';
+export type { SessionCommand } from './session/commands.js';
+export type { SessionFacts } from './session/facts.js';
+export type { SessionContext } from './session/machine-types.js';
+export { SessionHandle, type SignalInput, type ToolReceipt } from './session-handle.js';
+export * from './signal/catalogue.js';
+export * from './signal/ledger.js';
+export { parseSignalArguments, parseSignalText } from './signal/parse-signal-text.js';
+export {
+  formatSignalReply,
+  handoffTarget,
+  makeSignalReceipt,
+  type SignalReceipt,
+  signalEffectText,
+} from './signal/reply.js';
+export {
+  parseSignalArgs,
+  type SignalArgs,
+  type SignalPayload,
+  signalArgsSchema,
+} from './signal/schema.js';
+export { parseToolCallText, type ToolCallText } from './tool-call.js';
+export type { FunctionView, SessionView } from './views.js';

@@ -1,0 +1,272 @@
+import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { createSystemMachine, type SystemMachine } from '../machines/system.machine.js';
+import { functionActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
+import { type ConditionRegistry, defaultConditionRegistry } from './condition/registry.js';
+import { describeValue, RoleboxError } from './errors.js';
+import { FunctionCatalog } from './function/catalog.js';
+import type { FunctionDefinition } from './function/definition.js';
+import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
+import type { HostEvent, HostEventOf, HostEventType } from './host-events.js';
+import { type RoleboxLimits, resolveLimits } from './limits.js';
+import type { MachineEnv } from './machine-env.js';
+import { type Clock, realClock } from './ports/clock.js';
+import { type IdSource, nanoidIdSource } from './ports/ids.js';
+import type { SessionContext } from './session/machine-types.js';
+import { SessionHandle, type SessionHost } from './session-handle.js';
+import type { SystemEvent } from './system/machine-types.js';
+
+/** An XState inspection observer: a function or an observer object. */
+export type InspectOption = ((event: InspectionEvent) => void) | Observer<InspectionEvent>;
+
+/** Options of {@link createRolebox}. */
+export interface RoleboxOptions {
+  /** The functions sessions can activate (from `defineFunction` or `loadFunctions`). */
+  readonly functions?: readonly FunctionDefinition[];
+  /** The condition registry the definitions were checked against (default: the process-wide one). */
+  readonly conditions?: ConditionRegistry;
+  /** Time source (default: the real clock). Tests pass a `SimulatedClock`. */
+  readonly clock?: Clock;
+  /** Id source (default: nanoid). Tests and replays pass `seededIdSource()`. */
+  readonly ids?: IdSource;
+  /** Overrides of the default limits. */
+  readonly limits?: Partial<RoleboxLimits>;
+  /** An XState inspection observer; inspection is off when absent. */
+  readonly inspect?: InspectOption;
+}
+
+/** A handler for host events of one type. */
+export type HostEventHandler<T extends HostEventType> = (event: HostEventOf<T>) => void;
+
+const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/**
+ * A running rolebox: one root system actor with its sessions, functions and loops, and the
+ * typed API the host drives them with.
+ */
+export class Rolebox {
+  /** The root actor, for inspection and advanced use. */
+  readonly system: Actor<SystemMachine>;
+  readonly #catalog: FunctionCatalog;
+  readonly #conditions: ConditionRegistry;
+  readonly #clock: Clock;
+  readonly #ids: IdSource;
+  readonly #handlers = new Map<string, Set<(event: HostEvent) => void>>();
+  /** Host events caught while a command runs; delivered once it has been fully processed. */
+  readonly #captures: HostEvent[][] = [];
+  #state: 'created' | 'started' | 'stopped' = 'created';
+  readonly #sessionHost: SessionHost;
+
+  /** Internal: use {@link createRolebox}. */
+  constructor(options: RoleboxOptions = {}) {
+    if (typeof options !== 'object' || options === null) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `createRolebox options must be an object, got ${describeValue(options)}`,
+      );
+    }
+    if (options.functions !== undefined && !Array.isArray(options.functions)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `functions must be an array of definitions, got ${describeValue(options.functions)}`,
+      );
+    }
+    this.#catalog = new FunctionCatalog(options.functions ?? []);
+    this.#conditions = options.conditions ?? defaultConditionRegistry;
+    this.#clock = options.clock ?? realClock;
+    this.#ids = options.ids ?? nanoidIdSource;
+    const env: MachineEnv = {
+      catalog: this.#catalog,
+      conditions: this.#conditions,
+      limits: resolveLimits(options.limits),
+    };
+    this.system = createActor(createSystemMachine(env), {
+      systemId: SYSTEM_ACTOR_ID,
+      ...(options.inspect ? { inspect: options.inspect } : {}),
+    });
+    this.system.on('*', (event) => this.#onEmitted(event as HostEvent));
+    this.system.subscribe({
+      error: (error) => this.#deliver([{ type: 'error', error: toError(error) }]),
+    });
+    this.#sessionHost = {
+      catalog: this.#catalog,
+      conditions: this.#conditions,
+      now: () => this.#clock.now(),
+      deliver: (sessionId, command) =>
+        this.#dispatch({ type: 'system.deliver', sessionId, command }),
+      sessionContext: (sessionId) => this.#sessionContext(sessionId),
+      liveFunction: (sessionId, name) => this.#liveFunction(sessionId, name),
+      close: (sessionId) => {
+        this.#dispatch({ type: 'system.close_session', sessionId, at: this.#clock.now() });
+      },
+    };
+  }
+
+  /** Starts the actor system. Call once, before opening sessions. */
+  async start(): Promise<void> {
+    if (this.#state === 'stopped')
+      throw new RoleboxError('stopped', 'this rolebox has been stopped; create a new one');
+    if (this.#state === 'started') return;
+    this.system.start();
+    this.#state = 'started';
+  }
+
+  /**
+   * Opens a new session and returns its handle.
+   * Throws: `duplicate_session` when `id` is live, `invalid_argument` for a bad id,
+   * `not_started` before `start()`.
+   */
+  async openSession(options: { readonly id?: string } = {}): Promise<SessionHandle> {
+    this.#requireStarted();
+    if (typeof options !== 'object' || options === null) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `openSession options must be an object, got ${describeValue(options)}`,
+      );
+    }
+    const id = options.id ?? this.#ids.next('s_');
+    if (typeof id !== 'string' || !SESSION_ID.test(id)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got ${describeValue(id)}`,
+        {
+          id,
+        },
+      );
+    }
+    if (this.#isLive(id))
+      throw new RoleboxError('duplicate_session', `session ${describeValue(id)} is already open`, {
+        id,
+      });
+    this.#dispatch({ type: 'system.open_session', sessionId: id, at: this.#clock.now() });
+    return new SessionHandle(id, this.#sessionHost);
+  }
+
+  /** The handle of a live session. Throws: `unknown_session`. */
+  session(id: string): SessionHandle {
+    this.#sessionContext(id);
+    return new SessionHandle(id, this.#sessionHost);
+  }
+
+  /** Ids of the live sessions, in the order they were opened. */
+  sessions(): string[] {
+    return this.#state === 'started' ? Object.keys(this.system.getSnapshot().context.sessions) : [];
+  }
+
+  /**
+   * Subscribes to host events of one type (or `'*'` for all). Handlers run after the
+   * command that caused the event has been fully processed, so they may call back in.
+   * Returns: a function that unsubscribes.
+   */
+  on<T extends HostEventType>(type: T, handler: HostEventHandler<T>): () => void;
+  on(type: '*', handler: (event: HostEvent) => void): () => void;
+  on(type: string, handler: (event: never) => void): () => void {
+    if (typeof handler !== 'function') {
+      throw new RoleboxError(
+        'invalid_argument',
+        `rb.on(${describeValue(type)}, handler) needs a function`,
+        { type },
+      );
+    }
+    const set = this.#handlers.get(type) ?? new Set();
+    set.add(handler as (event: HostEvent) => void);
+    this.#handlers.set(type, set);
+    return () => set.delete(handler as (event: HostEvent) => void);
+  }
+
+  /** Stops every actor. The rolebox cannot be started again. */
+  async stop(): Promise<void> {
+    if (this.#state === 'started') this.system.stop();
+    this.#state = 'stopped';
+  }
+
+  #requireStarted(): void {
+    if (this.#state === 'created')
+      throw new RoleboxError('not_started', 'call await rb.start() before using the rolebox');
+    if (this.#state === 'stopped')
+      throw new RoleboxError('stopped', 'this rolebox has been stopped');
+  }
+
+  #isLive(sessionId: string): boolean {
+    return Object.hasOwn(this.system.getSnapshot().context.sessions, sessionId);
+  }
+
+  #sessionContext(sessionId: string): SessionContext {
+    this.#requireStarted();
+    const ref =
+      typeof sessionId === 'string' && this.#isLive(sessionId)
+        ? this.system.system.get(sessionActorId(sessionId))
+        : undefined;
+    if (!ref)
+      throw new RoleboxError('unknown_session', `no open session ${describeValue(sessionId)}`, {
+        sessionId,
+      });
+    return ref.getSnapshot().context as SessionContext;
+  }
+
+  #liveFunction(
+    sessionId: string,
+    name: string,
+  ): { phase: FunctionPhase; context: FunctionContext } | undefined {
+    const ref = this.system.system.get(functionActorId(sessionId, name));
+    if (!ref) return undefined;
+    const snapshot = ref.getSnapshot() as { value: unknown; context: FunctionContext };
+    const phase: FunctionPhase =
+      snapshot.value === 'gated' ? 'gated' : snapshot.value === 'complete' ? 'complete' : 'active';
+    return { phase, context: snapshot.context };
+  }
+
+  /** Sends one event to the root and returns the host events it caused, then delivers them. */
+  #dispatch(event: SystemEvent): HostEvent[] {
+    const captured: HostEvent[] = [];
+    this.#captures.push(captured);
+    try {
+      this.system.send(event);
+    } finally {
+      this.#captures.pop();
+    }
+    this.#deliver(captured);
+    return captured;
+  }
+
+  #onEmitted(event: HostEvent): void {
+    const capture = this.#captures.at(-1);
+    if (capture) capture.push(event);
+    else this.#deliver([event]);
+  }
+
+  #deliver(events: readonly HostEvent[]): void {
+    const failures: unknown[] = [];
+    for (const event of events) {
+      for (const handler of [
+        ...(this.#handlers.get(event.type) ?? []),
+        ...(this.#handlers.get('*') ?? []),
+      ]) {
+        try {
+          handler(event);
+        } catch (error) {
+          if (event.type === 'error') throw error;
+          failures.push(error);
+        }
+      }
+    }
+    for (const failure of failures) {
+      if ((this.#handlers.get('error')?.size ?? 0) === 0) throw failure;
+      this.#deliver([{ type: 'error', error: toError(failure) }]);
+    }
+  }
+}
+
+function toError(value: unknown): Error {
+  return value instanceof Error ? value : new Error(String(value));
+}
+
+/**
+ * Creates a rolebox: validates the function definitions as a set, builds the machines and
+ * the root system actor (not started yet: call `await rb.start()`).
+ *
+ * Throws: `invalid_function_definition` for duplicate names or transitions to undefined
+ * functions; `invalid_argument` for bad options or limits.
+ */
+export function createRolebox(options: RoleboxOptions = {}): Rolebox {
+  return new Rolebox(options);
+}

@@ -1,0 +1,21 @@
+import type { SignalArgs } from '../signal/schema.js';
+
+/**
+ * The commands a host sends to one session (through the system actor). The facade
+ * validates them before they are sent; `at` is the clock time of the command.
+ */
+export type SessionCommand =
+  | { readonly type: 'session.activate'; readonly name: string; readonly at: number }
+  | { readonly type: 'session.deactivate'; readonly name: string; readonly at: number }
+  | { readonly type: 'session.signal'; readonly signal: SignalArgs; readonly at: number }
+  | { readonly type: 'session.tool'; readonly tool: string; readonly at: number }
+  | { readonly type: 'session.idle'; readonly at: number }
+  | { readonly type: 'session.message'; readonly text: string; readonly at: number }
+  | { readonly type: 'session.resume'; readonly name: string; readonly at: number }
+  | {
+      readonly type: 'session.kv_set';
+      readonly name: string;
+      readonly key: string;
+      readonly value: unknown;
+      readonly at: number;
+    };

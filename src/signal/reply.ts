@@ -1,0 +1,63 @@
+import { SIGNAL_CATEGORY_OF, type SignalCategory, type SignalType } from './catalogue.js';
+import type { SignalPayload } from './schema.js';
+
+/** What the session answers when a signal is delivered; `text` is what the agent reads. */
+export interface SignalReceipt {
+  /** The signal type. */
+  readonly type: SignalType;
+  /** Its category. */
+  readonly category: SignalCategory;
+  /** On how many live functions it was recorded. */
+  readonly recordedOn: number;
+  /** The tool's reply text, exactly as the agent sees it. */
+  readonly text: string;
+}
+
+/** The handoff target named by a payload: `target`, else `subagent`, else `(unspecified)`. */
+export function handoffTarget(payload: SignalPayload | undefined): string {
+  const target = payload?.target ?? payload?.subagent;
+  if (target === undefined || target === null) return '(unspecified)';
+  return typeof target === 'string' ? target : JSON.stringify(target);
+}
+
+/** The `→ …` effect phrase of a reply. */
+export function signalEffectText(type: SignalType, payload?: SignalPayload): string {
+  switch (SIGNAL_CATEGORY_OF[type]) {
+    case 'terminating':
+      return 'satisfies continue_until condition';
+    case 'pausing':
+      return 'paused (gated)';
+    case 'handoff':
+      return `handoff to ${handoffTarget(payload)}`;
+    case 'info':
+      return 'informational (no state transition)';
+  }
+}
+
+/**
+ * The exact reply text of the `|signal|` tool:
+ * `signal: <type> acknowledged | recorded on <N> function(s) | → <effect>`, or
+ * `signal: <type> acknowledged (no active functions)` when no function recorded it.
+ */
+export function formatSignalReply(
+  type: SignalType,
+  recordedOn: number,
+  payload?: SignalPayload,
+): string {
+  if (recordedOn === 0) return `signal: ${type} acknowledged (no active functions)`;
+  return `signal: ${type} acknowledged | recorded on ${recordedOn} function(s) | → ${signalEffectText(type, payload)}`;
+}
+
+/** Builds the full receipt for a delivered signal. */
+export function makeSignalReceipt(
+  type: SignalType,
+  recordedOn: number,
+  payload?: SignalPayload,
+): SignalReceipt {
+  return {
+    type,
+    category: SIGNAL_CATEGORY_OF[type],
+    recordedOn,
+    text: formatSignalReply(type, recordedOn, payload),
+  };
+}

@@ -1,0 +1,4 @@
+// What tests (ours and our users') import from `rolebox/testing`.
+
+export { seededIdSource } from '../ports/ids.js';
+export { SimulatedClock } from '../ports/simulated-clock.js';

@@ -1,0 +1,86 @@
+import { formatCondition } from './condition/parse.js';
+import type { FunctionCatalog } from './function/catalog.js';
+import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
+import type { ArtifactRecord } from './session/artifact.js';
+import type { SessionContext } from './session/machine-types.js';
+import { LEDGER_KEY, readLedgerRecord } from './signal/ledger.js';
+
+/** A plain-JSON picture of one function in a session. */
+export interface FunctionView {
+  readonly name: string;
+  readonly phase: FunctionPhase;
+  /** `live` while its actor runs; otherwise why it stopped. */
+  readonly status: 'live' | 'completed' | 'deactivated';
+  /** The signal ledger: type → last payload (null when none). */
+  readonly signals: Readonly<Record<string, unknown>>;
+  readonly evidence: Readonly<Record<string, boolean>>;
+  readonly toolsObserved: readonly string[];
+  /** The kv store without the ledger. */
+  readonly kv: Readonly<Record<string, unknown>>;
+  readonly continuations: number;
+  readonly activatedAtTurn: number;
+  /** The gate and continue_until as text, when defined. */
+  readonly gate?: string;
+  readonly continueUntil?: string;
+}
+
+/** A plain-JSON picture of a session: what `session.view()` returns. */
+export interface SessionView {
+  readonly id: string;
+  /** Turns completed (idle cycles). */
+  readonly turn: number;
+  /** Continuations granted so far. */
+  readonly continuations: number;
+  /** Live functions first (activation order), then retired ones. */
+  readonly functions: readonly FunctionView[];
+  readonly artifacts: readonly ArtifactRecord[];
+}
+
+/** Builds a {@link FunctionView} from a function's phase and context. */
+export function functionView(
+  phase: FunctionPhase,
+  status: FunctionView['status'],
+  context: FunctionContext,
+  catalog: FunctionCatalog,
+): FunctionView {
+  const definition = catalog.get(context.name);
+  const { [LEDGER_KEY]: _ledger, ...kv } = context.kv;
+  return structuredClone({
+    name: context.name,
+    phase,
+    status,
+    signals: readLedgerRecord(context.kv),
+    evidence: context.evidenceObserved,
+    toolsObserved: context.toolsObserved,
+    kv,
+    continuations: context.continuations,
+    activatedAtTurn: context.activatedAtTurn,
+    ...(definition?.gate ? { gate: formatCondition(definition.gate) } : {}),
+    ...(definition?.continueUntil
+      ? { continueUntil: formatCondition(definition.continueUntil) }
+      : {}),
+  });
+}
+
+/** Builds a {@link SessionView}; `liveFunction` reads a live function's phase and context. */
+export function sessionView(
+  context: SessionContext,
+  liveFunction: (name: string) => { phase: FunctionPhase; context: FunctionContext } | undefined,
+  catalog: FunctionCatalog,
+): SessionView {
+  const functions: FunctionView[] = [];
+  for (const name of context.liveFunctions) {
+    const live = liveFunction(name);
+    if (live) functions.push(functionView(live.phase, 'live', live.context, catalog));
+  }
+  for (const retired of Object.values(context.retiredFunctions)) {
+    functions.push(functionView(retired.phase, retired.reason, retired.context, catalog));
+  }
+  return {
+    id: context.sessionId,
+    turn: context.turn,
+    continuations: context.continuations,
+    functions,
+    artifacts: structuredClone(context.artifacts) as ArtifactRecord[],
+  };
+}
