@@ -25,7 +25,9 @@ export const FUNCTION_MACHINE_VERSION = 1;
  * States: `activating` (transient: resolves at once to `gated` when a gate is defined and
  * does not hold, else `active`), `active`, `gated`, `complete` (final). The gate,
  * `continue_until` and every transition's `when` are guards over the condition engine.
- * Upstream: its session (events `fn.*`). Downstream: its session (`sendParent`).
+ * Upstream: its session (events `fn.*`). Downstream: its session, only through the
+ * outbound actions `capturePayloads`, `reportIdle`, `notifyTransitionEdges` and
+ * `reportCompleted` (a model test provides them as no-ops to traverse the machine alone).
  */
 export function createFunctionMachine(env: MachineEnv) {
   const definitionOf = (context: FunctionContext): FunctionDefinition =>
@@ -100,27 +102,30 @@ export function createFunctionMachine(env: MachineEnv) {
       },
     },
     actions: {
-      absorbSignal: enqueueActions(({ context, event, enqueue }) => {
-        if (event.type !== 'fn.signal') return;
+      absorbSignal: assign(({ context, event }) => {
+        if (event.type !== 'fn.signal') return {};
         const { type, payload } = event.signal;
         let kv = recordSignal(context.kv, type, payload);
         if (isTerminatingSignal(type)) kv = { ...kv, [SIGNAL_TYPE_KEY]: type };
         const evidenceObserved = evidenceFor(context, 'signal');
         if (isPausingSignal(type)) evidenceObserved.paused = true;
-        enqueue.assign({
+        return {
           kv,
           evidenceObserved,
           toolsObserved: withTool(context.toolsObserved, 'signal'),
           facts: event.facts,
           updatedAt: event.at,
-        });
+        };
+      }),
+      capturePayloads: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'fn.signal') return;
         for (const entry of definitionOf(context).observe) {
           if (entry.tool === 'signal' && entry.capturePayloadAs) {
             enqueue.sendParent({
               type: 'fn.capture',
               function: context.name,
               artifact: entry.capturePayloadAs,
-              content: JSON.stringify(payload ?? null),
+              content: JSON.stringify(event.signal.payload ?? null),
             } satisfies FunctionToSessionEvent);
           }
         }
@@ -180,10 +185,9 @@ export function createFunctionMachine(env: MachineEnv) {
           } satisfies FunctionToSessionEvent);
         },
       ),
-      fireTransitionEdges: enqueueActions(({ context, enqueue }) => {
-        const truths = transitionTruths(context);
+      notifyTransitionEdges: enqueueActions(({ context, enqueue }) => {
         const definition = definitionOf(context);
-        truths.forEach((truth, index) => {
+        transitionTruths(context).forEach((truth, index) => {
           const transition = definition.transitions[index];
           if (truth && !(context.transitionsHeld[index] ?? false) && transition) {
             enqueue.sendParent({
@@ -194,8 +198,10 @@ export function createFunctionMachine(env: MachineEnv) {
             } satisfies FunctionToSessionEvent);
           }
         });
-        enqueue.assign({ transitionsHeld: truths });
       }),
+      rememberTransitionEdges: assign(({ context }) => ({
+        transitionsHeld: transitionTruths(context),
+      })),
       reportCompleted: sendParent(
         ({ context }) =>
           ({
@@ -224,7 +230,10 @@ export function createFunctionMachine(env: MachineEnv) {
     // Edge-triggered transitions: after every event (and at activation), each `when` that
     // turned true fires once; the new truths are remembered so it fires again only after
     // turning false and true again.
-    always: { guard: 'transitionEdgeChanged', actions: 'fireTransitionEdges' },
+    always: {
+      guard: 'transitionEdgeChanged',
+      actions: ['notifyTransitionEdges', 'rememberTransitionEdges'],
+    },
     on: {
       'fn.tool': { actions: 'absorbTool' },
       'fn.facts': { actions: 'absorbFacts' },
@@ -239,8 +248,12 @@ export function createFunctionMachine(env: MachineEnv) {
       active: {
         on: {
           'fn.signal': [
-            { guard: 'isPausingSignal', target: 'gated', actions: 'absorbSignal' },
-            { actions: 'absorbSignal' },
+            {
+              guard: 'isPausingSignal',
+              target: 'gated',
+              actions: ['absorbSignal', 'capturePayloads'],
+            },
+            { actions: ['absorbSignal', 'capturePayloads'] },
           ],
           'fn.idle': [
             {
@@ -256,7 +269,7 @@ export function createFunctionMachine(env: MachineEnv) {
       gated: {
         always: { guard: 'mayLeaveGate', target: 'active' },
         on: {
-          'fn.signal': { actions: 'absorbSignal' },
+          'fn.signal': { actions: ['absorbSignal', 'capturePayloads'] },
           'fn.idle': {
             actions: ['absorbFacts', { type: 'reportIdle', params: { phase: 'gated' } }],
           },

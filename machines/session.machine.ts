@@ -237,7 +237,7 @@ export function createSessionMachine(env: MachineEnv) {
       'fn.transition': {
         actions: enqueueActions(({ context, event, self, enqueue }) => {
           const by = `function:${event.function}`;
-          const deactivated = deactivate(
+          const afterDeactivation = deactivate(
             context,
             event.deactivate,
             context.updatedAt,
@@ -245,13 +245,7 @@ export function createSessionMachine(env: MachineEnv) {
             self,
             enqueue,
           );
-          activate(
-            { ...context, liveFunctions: deactivated },
-            event.activate,
-            context.updatedAt,
-            by,
-            enqueue,
-          );
+          activate(afterDeactivation, event.activate, context.updatedAt, by, enqueue);
         }),
       },
       'fn.completed': {
@@ -308,14 +302,14 @@ export function createSessionMachine(env: MachineEnv) {
     },
   });
 
-  /** Spawns the named functions that are not live yet; returns the new live list. */
+  /** Spawns the named functions that are not live yet; returns the context after. */
   function activate(
     context: SessionContext,
     names: readonly string[],
     at: number,
     by: string,
     enqueue: Enqueue,
-  ): readonly string[] {
+  ): SessionContext {
     let live = context.liveFunctions;
     const retired = { ...context.retiredFunctions };
     for (const name of names) {
@@ -332,12 +326,13 @@ export function createSessionMachine(env: MachineEnv) {
         toHost({ type: 'function_activated', sessionId: context.sessionId, function: name, by }),
       );
     }
-    if (live !== context.liveFunctions)
-      enqueue.assign({ liveFunctions: live, retiredFunctions: retired, updatedAt: at });
-    return live;
+    if (live === context.liveFunctions) return context;
+    const patch = { liveFunctions: live, retiredFunctions: retired, updatedAt: at };
+    enqueue.assign(patch);
+    return { ...context, ...patch };
   }
 
-  /** Stops the named live functions, keeping their last state; returns the new live list. */
+  /** Stops the named live functions, keeping their last state; returns the context after. */
   function deactivate(
     context: SessionContext,
     names: readonly string[],
@@ -345,7 +340,7 @@ export function createSessionMachine(env: MachineEnv) {
     by: string,
     self: { getSnapshot(): { children: Record<string, { getSnapshot(): unknown } | undefined> } },
     enqueue: Enqueue,
-  ): readonly string[] {
+  ): SessionContext {
     let live = context.liveFunctions;
     const retired = { ...context.retiredFunctions };
     for (const name of names) {
@@ -354,28 +349,32 @@ export function createSessionMachine(env: MachineEnv) {
       const last = self.getSnapshot().children[id]?.getSnapshot() as
         | { value: unknown; context: FunctionContext }
         | undefined;
-      if (last)
+      if (last) {
         retired[name] = {
           phase: phaseOf(last.value),
           reason: 'deactivated',
           at,
           context: last.context,
         };
+      }
       enqueue.stopChild(id);
       live = live.filter((other) => other !== name);
       enqueue.sendParent(
         toHost({ type: 'function_deactivated', sessionId: context.sessionId, function: name, by }),
       );
     }
-    if (live !== context.liveFunctions) {
-      const idle = context.idle
-        ? { ...context.idle, awaiting: context.idle.awaiting.filter((name) => live.includes(name)) }
-        : null;
-      enqueue.assign({ liveFunctions: live, retiredFunctions: retired, idle, updatedAt: at });
-      if (idle && context.idle && idle.awaiting.length === 0 && context.idle.awaiting.length > 0)
-        settleIdle(context, idle, enqueue);
+    if (live === context.liveFunctions) return context;
+    // A function stopped in the middle of an idle cycle will never answer it.
+    const idle = context.idle
+      ? { ...context.idle, awaiting: context.idle.awaiting.filter((name) => live.includes(name)) }
+      : null;
+    const patch = { liveFunctions: live, retiredFunctions: retired, idle, updatedAt: at };
+    enqueue.assign(patch);
+    const next = { ...context, ...patch };
+    if (idle && context.idle && idle.awaiting.length === 0 && context.idle.awaiting.length > 0) {
+      settleIdle(next, idle, enqueue);
     }
-    return live;
+    return next;
   }
 
   /** Everyone has answered: grant at most one continuation and report the cycle. */
