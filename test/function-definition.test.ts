@@ -126,7 +126,7 @@ describe('defineFunction', () => {
       undefined,
     ],
     [
-      { name: 'x', transitions: [{ when: 'user_approval()', activate: ['y'], then: 1 }] },
+      { name: 'x', transitions: [{ when: 'user_approval()', activate: ['y'], otherwise: 1 }] },
       'transitions.0',
       undefined,
     ],
