@@ -4,11 +4,11 @@ import {
   ConditionRegistry,
   evaluateCondition,
   formatCondition,
-  isRoleboxError,
   LEDGER_KEY,
   parseCondition,
   registerCondition,
 } from '../src/index.js';
+import { errorOf } from './support/errors.js';
 
 const baseEnv: ConditionEnv = {
   kv: {},
@@ -27,16 +27,6 @@ function holds(
   registry = new ConditionRegistry(),
 ) {
   return evaluateCondition(parseCondition(condition, registry), { ...baseEnv, ...env }, registry);
-}
-
-function errorOf(fn: () => unknown) {
-  try {
-    fn();
-  } catch (error) {
-    if (isRoleboxError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RoleboxError');
 }
 
 describe('built-in named conditions', () => {

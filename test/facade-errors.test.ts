@@ -1,32 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import {
-  createRolebox,
-  type ErrorCode,
-  isRoleboxError,
-  type RoleboxError,
-  type SessionHandle,
-} from '../src/index.js';
+import { createRolebox, type ErrorCode, type SessionHandle } from '../src/index.js';
+import { errorOf, rejectionOf } from './support/errors.js';
 import { startWith } from './support/rolebox.js';
-
-function errorOf(fn: () => unknown): RoleboxError {
-  try {
-    fn();
-  } catch (error) {
-    if (isRoleboxError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RoleboxError');
-}
-
-async function rejectionOf(fn: () => Promise<unknown>): Promise<RoleboxError> {
-  try {
-    await fn();
-  } catch (error) {
-    if (isRoleboxError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RoleboxError');
-}
 
 async function scene() {
   const started = await startWith([

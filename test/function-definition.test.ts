@@ -7,31 +7,10 @@ import {
   createRolebox,
   type DefinitionIssue,
   defineFunction,
-  isRoleboxError,
   loadFunctions,
-  type RoleboxError,
   splitFrontmatter,
 } from '../src/index.js';
-
-async function rejectionOf(promise: Promise<unknown>): Promise<RoleboxError> {
-  try {
-    await promise;
-  } catch (error) {
-    if (isRoleboxError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RoleboxError');
-}
-
-function errorOf(fn: () => unknown): RoleboxError {
-  try {
-    fn();
-  } catch (error) {
-    if (isRoleboxError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RoleboxError');
-}
+import { errorOf, rejectionOf } from './support/errors.js';
 
 const quiet = { onWarning: () => {} };
 

@@ -7,7 +7,6 @@ import {
   hasSignal,
   highestPriorityPausing,
   isPausingSignal,
-  isRoleboxError,
   isTerminatingSignal,
   LEDGER_KEY,
   mostSevereTerminating,
@@ -20,17 +19,8 @@ import {
   type SignalType,
   signalCategory,
 } from '../src/index.js';
+import { errorOf } from './support/errors.js';
 import { phaseOf, startWith } from './support/rolebox.js';
-
-function errorOf(fn: () => unknown) {
-  try {
-    fn();
-  } catch (error) {
-    if (isRoleboxError(error)) return error;
-    throw error;
-  }
-  throw new Error('expected a RoleboxError');
-}
 
 describe('catalogue', () => {
   it('has the eight types in catalogue order', () => {
