@@ -1,5 +1,5 @@
 import { enqueueActions, setup } from 'xstate';
-import { functionActorId } from '../src/actor-ids.js';
+import { functionActorId, loopActorId } from '../src/actor-ids.js';
 import type {
   FunctionContext,
   FunctionEvent,
@@ -7,6 +7,8 @@ import type {
   FunctionPhase,
 } from '../src/function/machine-types.js';
 import type { HostEvent, IdleReport } from '../src/host-events.js';
+import { shouldCancelLoop } from '../src/loop/cancellation.js';
+import type { LoopContext, LoopEvent, LoopInput } from '../src/loop/machine-types.js';
 import type { MachineEnv } from '../src/machine-env.js';
 import type { ArtifactRecord } from '../src/session/artifact.js';
 import type { SessionFacts } from '../src/session/facts.js';
@@ -17,7 +19,9 @@ import type {
   SessionInput,
 } from '../src/session/machine-types.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
+import type { SystemLoopEvent } from '../src/system/machine-types.js';
 import { createFunctionMachine } from './function.machine.js';
+import { createLoopMachine, loopStateOf } from './loop.machine.js';
 
 /** Version of the session machine's persisted shape; bump when context or states change. */
 export const SESSION_MACHINE_VERSION = 1;
@@ -49,6 +53,7 @@ const phaseOf = (value: unknown): FunctionPhase =>
  */
 export function createSessionMachine(env: MachineEnv) {
   const functionMachine = createFunctionMachine(env);
+  const loopMachine = createLoopMachine(env);
 
   return setup({
     types: {
@@ -56,7 +61,7 @@ export function createSessionMachine(env: MachineEnv) {
       events: {} as SessionEvent,
       input: {} as SessionInput,
     },
-    actors: { function: functionMachine },
+    actors: { function: functionMachine, loop: loopMachine },
   }).createMachine({
     id: 'session',
     context: ({ input }) => ({
@@ -72,6 +77,8 @@ export function createSessionMachine(env: MachineEnv) {
       idle: null,
       artifacts: [],
       nextArtifactSeq: 1,
+      activeLoopId: null,
+      lastLoop: null,
     }),
     on: {
       'session.activate': {
@@ -161,9 +168,17 @@ export function createSessionMachine(env: MachineEnv) {
         }),
       },
       'session.message': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
           const next = { ...context, userMessageInTurn: true };
           enqueue.assign({ userMessageInTurn: true, updatedAt: event.at });
+          // The stop-loop rule (SPEC §3.5): only the marker, only while the worker side owns the loop.
+          const loop = liveLoop(context, self);
+          if (loop && shouldCancelLoop(loop, event.text)) {
+            enqueue.sendTo(loopActorId(loop.id), {
+              type: 'loop.cancel_now',
+              at: event.at,
+            } satisfies LoopEvent);
+          }
           const facts = factsOf(next);
           // A user message is a user action: it resumes gated functions that have no gate;
           // functions with a gate re-check it (user_approval() may now hold).
@@ -197,6 +212,83 @@ export function createSessionMachine(env: MachineEnv) {
             facts: factsOf(context),
             at: event.at,
           } satisfies FunctionEvent);
+        }),
+      },
+      'session.start_loop': {
+        guard: ({ context }) => context.activeLoopId === null,
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const id = loopActorId(event.loop.loopId);
+          enqueue.spawnChild('loop', { id, systemId: id, input: event.loop });
+          enqueue.assign({ activeLoopId: event.loop.loopId, updatedAt: event.loop.at });
+          enqueue.sendParent(
+            toHost({
+              type: 'loop_started',
+              sessionId: context.sessionId,
+              loopId: event.loop.loopId,
+            }),
+          );
+        }),
+      },
+      'session.stop_loop': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          if (context.activeLoopId === null) return;
+          enqueue.sendTo(loopActorId(context.activeLoopId), {
+            type: event.now ? 'loop.cancel_now' : 'loop.request_cancel',
+            at: event.at,
+          } satisfies LoopEvent);
+        }),
+      },
+      'loop.note': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          enqueue.sendParent(
+            toHost({
+              type: 'note',
+              sessionId: context.sessionId,
+              loopId: event.loopId,
+              text: event.text,
+            }),
+          );
+        }),
+      },
+      'loop.worker_started': {
+        actions: enqueueActions(({ event, enqueue }) => {
+          enqueue.sendParent({
+            type: 'system.loop_worker',
+            loopId: event.loopId,
+            workerSessionId: event.workerSessionId,
+          });
+        }),
+      },
+      'loop.cascade_cancel': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          enqueue.sendParent({
+            type: 'system.loop_cascade_cancel',
+            loopId: event.loopId,
+            at: context.updatedAt,
+          });
+        }),
+      },
+      'loop.finished': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          if (context.activeLoopId !== event.loopId) return;
+          enqueue.assign({
+            activeLoopId: null,
+            lastLoop: event.state,
+            updatedAt: event.state.updatedAt,
+          });
+          enqueue.sendParent({
+            type: 'system.loop_finished',
+            loopId: event.loopId,
+            phase: event.state.phase,
+          });
+          enqueue.sendParent(
+            toHost({
+              type: 'loop_finished',
+              sessionId: context.sessionId,
+              loopId: event.loopId,
+              phase: event.state.phase,
+            }),
+          );
         }),
       },
       'fn.capture': {
@@ -377,6 +469,20 @@ export function createSessionMachine(env: MachineEnv) {
     return next;
   }
 
+  /** The running loop's state, read from its actor. */
+  function liveLoop(
+    context: SessionContext,
+    self: { getSnapshot(): { children: Record<string, { getSnapshot(): unknown } | undefined> } },
+  ) {
+    if (context.activeLoopId === null) return undefined;
+    const snapshot = self
+      .getSnapshot()
+      .children[loopActorId(context.activeLoopId)]?.getSnapshot() as
+      | { value: unknown; context: LoopContext }
+      | undefined;
+    return snapshot ? loopStateOf(snapshot) : undefined;
+  }
+
   /** Everyone has answered: grant at most one continuation and report the cycle. */
   function settleIdle(context: SessionContext, idle: IdleCycle, enqueue: Enqueue): void {
     let blocked = idle.blocked;
@@ -444,7 +550,7 @@ export function createSessionMachine(env: MachineEnv) {
 interface Enqueue {
   assign(patch: Partial<SessionContext>): void;
   sendTo(target: string, event: FunctionEvent): void;
-  sendParent(event: ToHostEvent): void;
+  sendParent(event: ToHostEvent | SystemLoopEvent): void;
   spawnChild(
     src: 'function',
     options: { id: string; systemId: string; input: FunctionInput },

@@ -1,7 +1,8 @@
-import { emit, enqueueActions, setup } from 'xstate';
+import { assign, emit, enqueueActions, setup } from 'xstate';
 import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/actor-ids.js';
 import type { HostEvent } from '../src/host-events.js';
 import type { MachineEnv } from '../src/machine-env.js';
+import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
 import { createSessionMachine } from './session.machine.js';
 
@@ -35,7 +36,7 @@ export function createSystemMachine(env: MachineEnv) {
     },
   }).createMachine({
     id: SYSTEM_ACTOR_ID,
-    context: { sessions: {} },
+    context: { sessions: {}, loopRegistry: { loops: {}, workerSessions: {} } },
     on: {
       'system.open_session': {
         guard: 'sessionIsNew',
@@ -64,6 +65,73 @@ export function createSystemMachine(env: MachineEnv) {
         guard: 'sessionIsLive',
         actions: enqueueActions(({ event, enqueue }) => {
           enqueue.sendTo(sessionActorId(event.sessionId), event.command);
+        }),
+      },
+      'system.start_loop': {
+        guard: 'sessionIsLive',
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const { loop } = event;
+          enqueue.assign({
+            loopRegistry: {
+              ...context.loopRegistry,
+              loops: {
+                ...context.loopRegistry.loops,
+                [loop.loopId]: {
+                  originSessionId: loop.originSessionId,
+                  ...(loop.parentLoopId === undefined ? {} : { parentLoopId: loop.parentLoopId }),
+                  rootLoopId: event.rootLoopId,
+                  fingerprint: loop.promptFingerprint,
+                  finished: false,
+                },
+              },
+            },
+          });
+          enqueue.sendTo(sessionActorId(event.sessionId), {
+            type: 'session.start_loop',
+            loop,
+          } satisfies SessionCommand);
+        }),
+      },
+      'system.loop_worker': {
+        actions: assign(({ context, event }) => ({
+          loopRegistry: {
+            ...context.loopRegistry,
+            workerSessions: {
+              ...context.loopRegistry.workerSessions,
+              [event.workerSessionId]: event.loopId,
+            },
+          },
+        })),
+      },
+      'system.loop_finished': {
+        actions: assign(({ context, event }) => {
+          const loop = context.loopRegistry.loops[event.loopId];
+          if (!loop) return {};
+          return {
+            loopRegistry: {
+              ...context.loopRegistry,
+              loops: { ...context.loopRegistry.loops, [event.loopId]: { ...loop, finished: true } },
+            },
+          };
+        }),
+      },
+      // cancelNow cascades: every unfinished child loop (started from one of this loop's
+      // workers) is cancelled at once, and cascades further in turn.
+      'system.loop_cascade_cancel': {
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          for (const child of Object.values(context.loopRegistry.loops)) {
+            if (
+              child.parentLoopId !== event.loopId ||
+              child.finished ||
+              !Object.hasOwn(context.sessions, child.originSessionId)
+            )
+              continue;
+            enqueue.sendTo(sessionActorId(child.originSessionId), {
+              type: 'session.stop_loop',
+              now: true,
+              at: event.at,
+            } satisfies SessionCommand);
+          }
         }),
       },
       host: { actions: emit(({ event }) => event.event) },

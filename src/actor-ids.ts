@@ -10,3 +10,8 @@ export function sessionActorId(sessionId: string): string {
 export function functionActorId(sessionId: string, name: string): string {
   return `fn:${sessionId}:${name}`;
 }
+
+/** The systemId (and child id) of a loop actor: `loop:<loopId>`. */
+export function loopActorId(loopId: string): string {
+  return `loop:${loopId}`;
+}

@@ -21,6 +21,9 @@ export const ERROR_CODES = {
   function_not_gated: 'resuming a function that is not gated',
   unknown_session: 'a session id that is not live',
   duplicate_session: 'opening a session with an id that is already live',
+  malformed_loop_text: 'a `|loop|` call whose parameters cannot be parsed',
+  no_dispatcher: 'starting a loop on a rolebox created without a dispatcher',
+  no_active_loop: 'stopping a loop when the session has none running',
   not_started: 'a call that needs rb.start() first',
   stopped: 'a call on a rolebox that has been stopped',
 } as const;

@@ -1,4 +1,5 @@
 import type { ContinuationBlock } from './function/continuation.js';
+import type { LoopPhase } from './loop/types.js';
 import type { SignalReceipt } from './signal/reply.js';
 
 /** What one idle cycle of a session decided. */
@@ -63,6 +64,19 @@ export type HostEvent =
       readonly name: string;
     }
   | { readonly type: 'session_opened'; readonly sessionId: string }
+  | {
+      readonly type: 'note';
+      readonly sessionId: string;
+      readonly loopId: string;
+      readonly text: string;
+    }
+  | { readonly type: 'loop_started'; readonly sessionId: string; readonly loopId: string }
+  | {
+      readonly type: 'loop_finished';
+      readonly sessionId: string;
+      readonly loopId: string;
+      readonly phase: LoopPhase;
+    }
   | { readonly type: 'error'; readonly sessionId?: string; readonly error: Error };
 
 /** The type names of {@link HostEvent}. */

@@ -7,6 +7,13 @@ export {
   type FunctionMachine,
 } from '../machines/function.machine.js';
 export {
+  createLoopMachine,
+  LOOP_MACHINE_VERSION,
+  LOOP_OUTBOUND_ACTIONS,
+  type LoopMachine,
+  loopStateOf,
+} from '../machines/loop.machine.js';
+export {
   createSessionMachine,
   SESSION_MACHINE_VERSION,
   type SessionMachine,
@@ -16,7 +23,7 @@ export {
   SYSTEM_MACHINE_VERSION,
   type SystemMachine,
 } from '../machines/system.machine.js';
-export { functionActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
+export { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
 export { BUILTIN_CONDITIONS } from './condition/builtins.js';
 export { evaluateCondition } from './condition/evaluate.js';
 export { formatCondition, parseCondition } from './condition/parse.js';
@@ -65,8 +72,46 @@ export type {
 } from './function/machine-types.js';
 export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './host-events.js';
 export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './limits.js';
+export { expandStopLoopCommand, shouldCancelLoop } from './loop/cancellation.js';
+export * from './loop/constants.js';
+export { normalizePrompt, promptFingerprint } from './loop/fingerprint.js';
+export type { LoopContext, LoopEvent, LoopInput, LoopOutcome } from './loop/machine-types.js';
+export {
+  formatDuration,
+  loopEndedNote,
+  loopErrorNote,
+  loopStartedNote,
+  roundCompletedNote,
+  roundsLine,
+} from './loop/notes.js';
+export { type LoopCommand, parseLoopCommand } from './loop/parse-loop-command.js';
+export {
+  checkLoopRegistration,
+  type LoopRegistration,
+  type LoopRegistrationCheck,
+  type LoopRegistry,
+} from './loop/registry.js';
+export { buildRoundPrompt, lastChars, summarizeRound } from './loop/round-prompt.js';
+export {
+  isTerminalLoopPhase,
+  LOOP_PHASES,
+  type LoopMode,
+  type LoopPhase,
+  type LoopState,
+  ORIGIN_OWNED_LOOP_PHASES,
+  type RoundRecord,
+  TERMINAL_LOOP_PHASES,
+} from './loop/types.js';
 export type { MachineEnv } from './machine-env.js';
 export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
+export {
+  type DispatchedTask,
+  type Dispatcher,
+  type RoundInput,
+  type RoundResult,
+  type TaskStatus,
+  TERMINAL_TASK_STATUSES,
+} from './ports/dispatcher.js';
 export { type IdSource, nanoidIdSource, seededIdSource } from './ports/ids.js';
 export { SimulatedClock } from './ports/simulated-clock.js';
 export {
@@ -80,6 +125,7 @@ export type { ArtifactRecord, ArtifactStatus } from './session/artifact.js';
 export type { SessionCommand } from './session/commands.js';
 export type { SessionFacts } from './session/facts.js';
 export type { SessionContext } from './session/machine-types.js';
+export type { MessageReceipt, StartLoopResult } from './session-handle.js';
 export { SessionHandle, type SignalInput, type ToolReceipt } from './session-handle.js';
 export * from './signal/catalogue.js';
 export * from './signal/ledger.js';

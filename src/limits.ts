@@ -1,6 +1,15 @@
 import { z } from 'zod';
 import { describeValue, RoleboxError } from './errors.js';
 import { DEFAULT_CONTINUATION_LIMITS } from './function/continuation.js';
+import {
+  DEFAULT_ITERATIONS,
+  DISPATCH_ROUND_TIMEOUT_MS,
+  INTER_ROUND_DELAY_MS,
+  MAX_ITERATIONS_HARD_CAP,
+  MAX_TREE_WORKER_SESSIONS,
+  SEED_CHAR_CAP,
+  SUMMARY_INPUT_CHAR_CAP,
+} from './loop/constants.js';
 
 /** Every tunable limit of a rolebox. Pass overrides to `createRolebox({ limits })`. */
 export interface RoleboxLimits {
@@ -8,18 +17,47 @@ export interface RoleboxLimits {
   readonly continuationsPerSession: number;
   /** Turns of cooldown after the n-th continuation of a function (default `{ 3: 1, 5: 3 }`). */
   readonly continuationCooldowns: Readonly<Record<number, number>>;
+  /** Loop iterations when `|loop|` names none (default 5). */
+  readonly defaultIterations: number;
+  /** Hard cap on loop iterations; more are clamped (default 50). */
+  readonly maxIterations: number;
+  /** How long one round may run (default 900 000 ms). */
+  readonly roundTimeoutMs: number;
+  /** Pause between rounds (default 2 000 ms). */
+  readonly interRoundDelayMs: number;
+  /** Characters of a worker's text kept as the round summary (default 8 000). */
+  readonly summaryCharCap: number;
+  /** Characters of the previous summary that seed an inherit-mode round (default 8 000). */
+  readonly seedCharCap: number;
+  /** Most loops in one loop tree (default 30). */
+  readonly maxTreeLoops: number;
 }
 
 /** The defaults of the specification. */
 export const DEFAULT_LIMITS: RoleboxLimits = {
   continuationsPerSession: DEFAULT_CONTINUATION_LIMITS.perSession,
   continuationCooldowns: DEFAULT_CONTINUATION_LIMITS.cooldownTurns,
+  defaultIterations: DEFAULT_ITERATIONS,
+  maxIterations: MAX_ITERATIONS_HARD_CAP,
+  roundTimeoutMs: DISPATCH_ROUND_TIMEOUT_MS,
+  interRoundDelayMs: INTER_ROUND_DELAY_MS,
+  summaryCharCap: SUMMARY_INPUT_CHAR_CAP,
+  seedCharCap: SEED_CHAR_CAP,
+  maxTreeLoops: MAX_TREE_WORKER_SESSIONS,
 };
 
 const nonNegativeInt = z.number().int().min(0);
+const positiveInt = z.number().int().min(1);
 const limitsSchema = z.strictObject({
   continuationsPerSession: nonNegativeInt.optional(),
   continuationCooldowns: z.record(z.string().regex(/^\d+$/), nonNegativeInt).optional(),
+  defaultIterations: positiveInt.optional(),
+  maxIterations: positiveInt.optional(),
+  roundTimeoutMs: positiveInt.optional(),
+  interRoundDelayMs: nonNegativeInt.optional(),
+  summaryCharCap: positiveInt.optional(),
+  seedCharCap: positiveInt.optional(),
+  maxTreeLoops: positiveInt.optional(),
 });
 
 /**
@@ -31,7 +69,9 @@ export function resolveLimits(overrides: unknown): RoleboxLimits {
   const parsed = limitsSchema.safeParse(overrides);
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
-    const field = issue.path.map(String).join('.') || 'limits';
+    const field =
+      issue.path.map(String).join('.') ||
+      (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'limits');
     throw new RoleboxError(
       'invalid_argument',
       `limits.${field}: ${issue.message} (got ${describeValue(overrides)})`,
@@ -39,9 +79,9 @@ export function resolveLimits(overrides: unknown): RoleboxLimits {
     );
   }
   const { continuationCooldowns, ...rest } = parsed.data;
-  return {
+  const limits: RoleboxLimits = {
     ...DEFAULT_LIMITS,
-    ...rest,
+    ...Object.fromEntries(Object.entries(rest).filter(([, value]) => value !== undefined)),
     ...(continuationCooldowns
       ? {
           continuationCooldowns: Object.fromEntries(
@@ -50,4 +90,14 @@ export function resolveLimits(overrides: unknown): RoleboxLimits {
         }
       : {}),
   };
+  if (limits.defaultIterations > limits.maxIterations) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `limits.defaultIterations (${limits.defaultIterations}) is above limits.maxIterations (${limits.maxIterations})`,
+      {
+        field: 'defaultIterations',
+      },
+    );
+  }
+  return limits;
 }

@@ -1,6 +1,7 @@
 import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
+import { loopStateOf } from '../machines/loop.machine.js';
 import { createSystemMachine, type SystemMachine } from '../machines/system.machine.js';
-import { functionActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
+import { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
 import { type ConditionRegistry, defaultConditionRegistry } from './condition/registry.js';
 import { describeValue, RoleboxError } from './errors.js';
 import { FunctionCatalog } from './function/catalog.js';
@@ -8,8 +9,10 @@ import type { FunctionDefinition } from './function/definition.js';
 import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
 import type { HostEvent, HostEventOf, HostEventType } from './host-events.js';
 import { type RoleboxLimits, resolveLimits } from './limits.js';
+import type { LoopContext } from './loop/machine-types.js';
 import type { MachineEnv } from './machine-env.js';
 import { type Clock, realClock } from './ports/clock.js';
+import type { Dispatcher } from './ports/dispatcher.js';
 import { type IdSource, nanoidIdSource } from './ports/ids.js';
 import type { SessionContext } from './session/machine-types.js';
 import { SessionHandle, type SessionHost } from './session-handle.js';
@@ -32,6 +35,8 @@ export interface RoleboxOptions {
   readonly limits?: Partial<RoleboxLimits>;
   /** An XState inspection observer; inspection is off when absent. */
   readonly inspect?: InspectOption;
+  /** Runs loop rounds as worker tasks; loops cannot start without one. */
+  readonly dispatcher?: Dispatcher;
 }
 
 /** A handler for host events of one type. */
@@ -50,6 +55,7 @@ export class Rolebox {
   readonly #conditions: ConditionRegistry;
   readonly #clock: Clock;
   readonly #ids: IdSource;
+  readonly #dispatcher: Dispatcher | undefined;
   readonly #handlers = new Map<string, Set<(event: HostEvent) => void>>();
   /** Host events caught while a command runs; delivered once it has been fully processed. */
   readonly #captures: HostEvent[][] = [];
@@ -74,10 +80,20 @@ export class Rolebox {
     this.#conditions = options.conditions ?? defaultConditionRegistry;
     this.#clock = options.clock ?? realClock;
     this.#ids = options.ids ?? nanoidIdSource;
+    if (options.dispatcher !== undefined && !isDispatcher(options.dispatcher)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        'dispatcher must implement dispatchRound, getTaskStatus, getRoundResult, cancelRound and onTerminated',
+      );
+    }
+    this.#dispatcher = options.dispatcher;
+    const limits = resolveLimits(options.limits);
     const env: MachineEnv = {
       catalog: this.#catalog,
       conditions: this.#conditions,
-      limits: resolveLimits(options.limits),
+      limits,
+      clock: this.#clock,
+      ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     };
     this.system = createActor(createSystemMachine(env), {
       systemId: SYSTEM_ACTOR_ID,
@@ -90,7 +106,19 @@ export class Rolebox {
     this.#sessionHost = {
       catalog: this.#catalog,
       conditions: this.#conditions,
+      limits,
+      hasDispatcher: options.dispatcher !== undefined,
+      newId: (prefix) => this.#ids.next(prefix),
       now: () => this.#clock.now(),
+      loopRegistry: () => this.system.getSnapshot().context.loopRegistry,
+      liveLoop: (loopId) => {
+        const ref = this.system.system.get(loopActorId(loopId));
+        return ref
+          ? loopStateOf(ref.getSnapshot() as { value: unknown; context: LoopContext })
+          : undefined;
+      },
+      startLoop: (sessionId, loop, rootLoopId) =>
+        this.#dispatch({ type: 'system.start_loop', sessionId, loop, rootLoopId }),
       deliver: (sessionId, command) =>
         this.#dispatch({ type: 'system.deliver', sessionId, command }),
       sessionContext: (sessionId) => this.#sessionContext(sessionId),
@@ -173,9 +201,10 @@ export class Rolebox {
     return () => set.delete(handler as (event: HostEvent) => void);
   }
 
-  /** Stops every actor. The rolebox cannot be started again. */
+  /** Stops every actor and releases the dispatcher (its tasks keep running). The rolebox cannot be started again. */
   async stop(): Promise<void> {
     if (this.#state === 'started') this.system.stop();
+    this.#dispatcher?.close?.();
     this.#state = 'stopped';
   }
 
@@ -254,6 +283,14 @@ export class Rolebox {
       this.#deliver([{ type: 'error', error: toError(failure) }]);
     }
   }
+}
+
+function isDispatcher(value: unknown): value is Dispatcher {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return ['dispatchRound', 'getTaskStatus', 'getRoundResult', 'cancelRound', 'onTerminated'].every(
+    (method) => typeof candidate[method] === 'function',
+  );
 }
 
 function toError(value: unknown): Error {

@@ -6,6 +6,13 @@ import type { FunctionCatalog } from './function/catalog.js';
 import { functionConditionEnv } from './function/condition-env.js';
 import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
+import type { RoleboxLimits } from './limits.js';
+import { expandStopLoopCommand, shouldCancelLoop } from './loop/cancellation.js';
+import { promptFingerprint } from './loop/fingerprint.js';
+import type { LoopInput } from './loop/machine-types.js';
+import { parseLoopCommand } from './loop/parse-loop-command.js';
+import { checkLoopRegistration, type LoopRegistry } from './loop/registry.js';
+import type { LoopState } from './loop/types.js';
 import type { SessionCommand } from './session/commands.js';
 import type { SessionContext } from './session/machine-types.js';
 import { parseSignalArguments } from './signal/parse-signal-text.js';
@@ -23,6 +30,7 @@ export interface SignalInput {
 /** What `session.tool(text)` answers. */
 export type ToolReceipt =
   | ({ readonly kind: 'signal' } & SignalReceipt)
+  | ({ readonly kind: 'loop'; readonly text: string } & StartLoopResult)
   | {
       readonly kind: 'tool';
       readonly tool: string;
@@ -30,11 +38,29 @@ export type ToolReceipt =
       readonly text: string;
     };
 
+/** What `session.startLoop` answers: the loop's id, or why it was refused. */
+export type StartLoopResult =
+  | { readonly ok: true; readonly loopId: string }
+  | { readonly ok: false; readonly reason: string };
+
+/** What `session.message` answers. */
+export interface MessageReceipt {
+  /** True when the message carried the stop-loop marker and the loop was stopped by it. */
+  readonly loopStopped: boolean;
+}
+
 /** What a session handle needs from its rolebox. Internal: hosts never implement it. */
 export interface SessionHost {
   readonly catalog: FunctionCatalog;
   readonly conditions: ConditionRegistry;
+  readonly limits: RoleboxLimits;
+  readonly hasDispatcher: boolean;
+  newId(prefix: string): string;
   now(): number;
+  loopRegistry(): LoopRegistry;
+  /** The state of a live loop actor, if it is live. */
+  liveLoop(loopId: string): LoopState | undefined;
+  startLoop(sessionId: string, loop: LoopInput, rootLoopId: string): readonly HostEvent[];
   /** Sends a command to the session; returns the host events it caused. */
   deliver(sessionId: string, command: SessionCommand): readonly HostEvent[];
   /** Throws `unknown_session` / `stopped` when the session is not live. */
@@ -128,7 +154,91 @@ export class SessionHandle {
         ...this.#signal(parseSignalArgs(parseSignalArguments(call.args, text))),
       };
     }
+    if (call.name === 'loop') {
+      const result = this.startLoop(text);
+      const reply = result.ok ? `loop started: ${result.loopId}` : `loop refused: ${result.reason}`;
+      return { kind: 'loop', ...result, text: reply };
+    }
     return this.observeTool(call.name);
+  }
+
+  /**
+   * Starts a loop from `|loop:N[,mode]| task` (SPEC §3.1): each round is a worker task run
+   * by the dispatcher, advanced by the worker's termination. Progress arrives as `note`
+   * host events.
+   * Returns: `{ ok: true, loopId }`, or `{ ok: false, reason }` when registration is refused
+   * (the session already runs a loop, the same prompt as an ancestor loop, the tree cap).
+   * Throws: `malformed_loop_text` for bad syntax, `no_dispatcher` without a dispatcher.
+   */
+  startLoop(text: string, options: { readonly agent?: string } = {}): StartLoopResult {
+    const command = parseLoopCommand(text, this.#host.limits);
+    const agent = options.agent ?? 'default';
+    if (typeof agent !== 'string' || agent === '') {
+      throw new RoleboxError(
+        'invalid_argument',
+        `loop agent must be a non-empty string, got ${describeValue(agent)}`,
+        { agent },
+      );
+    }
+    if (!this.#host.hasDispatcher) {
+      throw new RoleboxError(
+        'no_dispatcher',
+        'this rolebox has no dispatcher to run loop rounds; pass createRolebox({ dispatcher })',
+      );
+    }
+    this.#context();
+    const fingerprint = promptFingerprint(command.task);
+    const check = checkLoopRegistration(
+      this.#host.loopRegistry(),
+      { originSessionId: this.id, fingerprint },
+      this.#host.limits.maxTreeLoops,
+    );
+    if (!check.ok) return check;
+    const loopId = this.#host.newId('loop_');
+    this.#host.startLoop(
+      this.id,
+      {
+        loopId,
+        originSessionId: this.id,
+        agent,
+        basePrompt: command.task,
+        mode: command.mode,
+        total: command.iterations,
+        requested: command.requested,
+        clamped: command.clamped,
+        ...(check.parentLoopId === undefined ? {} : { parentLoopId: check.parentLoopId }),
+        promptFingerprint: fingerprint,
+        at: this.#host.now(),
+      },
+      check.rootLoopId ?? loopId,
+    );
+    return { ok: true, loopId };
+  }
+
+  /**
+   * Stops the session's loop. `now: false` (the default) lets the round in flight finish
+   * and ends the loop as cancelled at its summary; `now: true` cancels the worker at once
+   * (and, through the system, every child loop).
+   * Throws: `no_active_loop` when the session has no running loop.
+   */
+  stopLoop(options: { readonly now?: boolean } = {}): void {
+    if (
+      typeof options !== 'object' ||
+      options === null ||
+      (options.now !== undefined && typeof options.now !== 'boolean')
+    ) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `stopLoop options must be { now?: boolean }, got ${describeValue(options)}`,
+      );
+    }
+    const context = this.#context();
+    if (context.activeLoopId === null) {
+      throw new RoleboxError('no_active_loop', `session ${this.id} has no running loop`, {
+        sessionId: this.id,
+      });
+    }
+    this.#deliver({ type: 'session.stop_loop', now: options.now === true, at: this.#host.now() });
   }
 
   /**
@@ -167,10 +277,12 @@ export class SessionHandle {
 
   /**
    * Records a user message in the current turn: `user_approval()` holds until the next
-   * idle, and gated functions without a gate resume (a user action).
+   * idle, and gated functions without a gate resume (a user action). A message carrying
+   * `[rolebox:stop-loop]` (or the command `/stop-loop`) cancels the loop when its worker
+   * side owns it (SPEC §3.5).
    * Throws: `invalid_argument` when `text` is not a string.
    */
-  message(text: string): void {
+  message(text: string): MessageReceipt {
     if (typeof text !== 'string') {
       throw new RoleboxError(
         'invalid_argument',
@@ -178,8 +290,12 @@ export class SessionHandle {
         { text },
       );
     }
-    this.#context();
-    this.#deliver({ type: 'session.message', text, at: this.#host.now() });
+    const context = this.#context();
+    const expanded = expandStopLoopCommand(text);
+    const loop =
+      context.activeLoopId === null ? undefined : this.#host.liveLoop(context.activeLoopId);
+    this.#deliver({ type: 'session.message', text: expanded, at: this.#host.now() });
+    return { loopStopped: loop !== undefined && shouldCancelLoop(loop, expanded) };
   }
 
   /**
@@ -245,12 +361,18 @@ export class SessionHandle {
     this.#deliver({ type: 'session.kv_set', name, key, value: json, at: this.#host.now() });
   }
 
-  /** A plain-JSON picture of the session, its functions and artifacts. */
+  /** A plain-JSON picture of the session: functions, artifacts and its loop. */
   view(): SessionView {
+    const context = this.#context();
+    const loop =
+      context.activeLoopId === null
+        ? context.lastLoop
+        : (this.#host.liveLoop(context.activeLoopId) ?? null);
     return sessionView(
-      this.#context(),
+      context,
       (name) => this.#host.liveFunction(this.id, name),
       this.#host.catalog,
+      loop,
     );
   }
 

@@ -1,6 +1,7 @@
 import { formatCondition } from './condition/parse.js';
 import type { FunctionCatalog } from './function/catalog.js';
 import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
+import type { LoopState } from './loop/types.js';
 import type { ArtifactRecord } from './session/artifact.js';
 import type { SessionContext } from './session/machine-types.js';
 import { LEDGER_KEY, readLedgerRecord } from './signal/ledger.js';
@@ -34,6 +35,8 @@ export interface SessionView {
   /** Live functions first (activation order), then retired ones. */
   readonly functions: readonly FunctionView[];
   readonly artifacts: readonly ArtifactRecord[];
+  /** The running loop, else the last one that finished here, else null. */
+  readonly loop: LoopState | null;
 }
 
 /** Builds a {@link FunctionView} from a function's phase and context. */
@@ -67,6 +70,7 @@ export function sessionView(
   context: SessionContext,
   liveFunction: (name: string) => { phase: FunctionPhase; context: FunctionContext } | undefined,
   catalog: FunctionCatalog,
+  loop: LoopState | null,
 ): SessionView {
   const functions: FunctionView[] = [];
   for (const name of context.liveFunctions) {
@@ -82,5 +86,6 @@ export function sessionView(
     continuations: context.continuations,
     functions,
     artifacts: structuredClone(context.artifacts) as ArtifactRecord[],
+    loop: loop === null ? null : structuredClone(loop),
   };
 }

@@ -10,6 +10,7 @@ import {
   type FunctionSpec,
   readLedgerRecord,
   type SessionHandle,
+  SimulatedClock,
 } from '../src/index.js';
 import { phaseOf, startWith } from './support/rolebox.js';
 
@@ -33,6 +34,7 @@ function modelFor(spec: FunctionSpec) {
     catalog,
     conditions: defaultConditionRegistry,
     limits: DEFAULT_LIMITS,
+    clock: new SimulatedClock(),
   }).provide({
     actions: {
       capturePayloads: () => {},

@@ -1,3 +1,4 @@
+import type { LoopInput } from '../loop/machine-types.js';
 import type { SignalArgs } from '../signal/schema.js';
 
 /**
@@ -18,4 +19,6 @@ export type SessionCommand =
       readonly key: string;
       readonly value: unknown;
       readonly at: number;
-    };
+    }
+  | { readonly type: 'session.start_loop'; readonly loop: LoopInput }
+  | { readonly type: 'session.stop_loop'; readonly now: boolean; readonly at: number };

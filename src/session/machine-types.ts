@@ -4,6 +4,8 @@ import type {
   FunctionPhase,
   FunctionToSessionEvent,
 } from '../function/machine-types.js';
+import type { LoopToSessionEvent } from '../loop/machine-types.js';
+import type { LoopState } from '../loop/types.js';
 import type { ArtifactRecord } from './artifact.js';
 import type { SessionCommand } from './commands.js';
 
@@ -48,6 +50,10 @@ export interface SessionContext {
   readonly artifacts: readonly ArtifactRecord[];
   /** Sequence for artifact ids (`art-1`, `art-2`, …): deterministic, so replays match. */
   readonly nextArtifactSeq: number;
+  /** The loop running in this session (child `loop:<id>`), if any. */
+  readonly activeLoopId: string | null;
+  /** The last loop that finished here, as it ended. */
+  readonly lastLoop: LoopState | null;
 }
 
 /** What the system passes when it spawns a session. */
@@ -57,4 +63,4 @@ export interface SessionInput {
 }
 
 /** Every event a session actor accepts. */
-export type SessionEvent = SessionCommand | FunctionToSessionEvent;
+export type SessionEvent = SessionCommand | FunctionToSessionEvent | LoopToSessionEvent;

@@ -2,3 +2,9 @@
 
 export { seededIdSource } from '../ports/ids.js';
 export { SimulatedClock } from '../ports/simulated-clock.js';
+export {
+  type ScriptedAnswer,
+  ScriptedDispatcher,
+  type ScriptedTask,
+} from './scripted-dispatcher.js';
+export { settle } from './settle.js';

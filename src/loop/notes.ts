@@ -1,0 +1,51 @@
+import { LOOP_PROGRESS_MARKER } from './constants.js';
+import type { LoopMode, RoundRecord } from './types.js';
+
+/** `12.5s`: a duration in seconds with one decimal. */
+export function formatDuration(ms: number | undefined): string {
+  return ms === undefined ? '?s' : `${(ms / 1000).toFixed(1)}s`;
+}
+
+/**
+ * `[loop-progress loop started: 3 rounds, inherit mode]`; a clamped loop adds
+ * `, clamped from <requested>` before the bracket.
+ */
+export function loopStartedNote(total: number, mode: LoopMode, clampedFrom?: number): string {
+  const clamped = clampedFrom === undefined ? '' : `, clamped from ${clampedFrom}`;
+  return `${LOOP_PROGRESS_MARKER} loop started: ${total} rounds, ${mode} mode${clamped}]`;
+}
+
+/** `[loop-progress round 1/3 completed, session=abc123, duration=12.5s]` */
+export function roundCompletedNote(
+  round: number,
+  total: number,
+  workerSessionId: string,
+  durationMs: number | undefined,
+): string {
+  return `${LOOP_PROGRESS_MARKER} round ${round}/${total} completed, session=${workerSessionId}, duration=${formatDuration(durationMs)}]`;
+}
+
+/** `Rounds: r1:abc123(12.5s,completed), r2:def456(10.2s,completed)` */
+export function roundsLine(rounds: readonly RoundRecord[]): string {
+  const items = rounds.map(
+    (record) =>
+      `r${record.round}:${record.workerSessionId}(${formatDuration(record.durationMs)},${record.status})`,
+  );
+  return `Rounds: ${items.join(', ')}`;
+}
+
+/**
+ * The closing note: `[loop-progress loop complete]` (or `cancelled`, `interrupted`), a
+ * newline, then the {@link roundsLine}.
+ */
+export function loopEndedNote(
+  outcome: 'complete' | 'cancelled' | 'interrupted',
+  rounds: readonly RoundRecord[],
+): string {
+  return `${LOOP_PROGRESS_MARKER} loop ${outcome}]\n${roundsLine(rounds)}`;
+}
+
+/** `[loop-progress error: <reason>]` */
+export function loopErrorNote(reason: string): string {
+  return `${LOOP_PROGRESS_MARKER} error: ${reason}]`;
+}
