@@ -104,6 +104,7 @@ export {
 } from './loop/types.js';
 export type { MachineEnv } from './machine-env.js';
 export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
+export { CommandDispatcher, type CommandDispatcherOptions } from './ports/command-dispatcher.js';
 export {
   type DispatchedTask,
   type Dispatcher,

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { type FSWatcher, watch } from 'node:fs';
+import { type FSWatcher, readdirSync, readFileSync, watch } from 'node:fs';
 import { mkdir, open, readFile, rm, stat, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -141,19 +141,22 @@ export class CommandDispatcher implements Dispatcher {
     const files = this.#files(taskId);
     if (!(await exists(files.meta))) return 'unknown';
     if (await exists(files.cancelled)) return 'cancelled';
-    const exit = await readText(files.exit);
-    if (exit !== undefined)
-      return exit.trim() === '0' && !(await exists(files.timedOut)) ? 'completed' : 'error';
+    const exited = await this.#exitStatus(files);
+    if (exited) return exited;
     const pid = await readPid(files.pid);
     if (pid === undefined) return 'pending';
     if (isAlive(pid)) return 'running';
-    // A child of this process may be dead but not yet reported: its exit file decides once it is.
+    // The wrapper writes its exit file before it dies: read again, in case it did so just
+    // after the first read. Only a process that died without one (killed) is an error.
     const spawnedHere = this.#exits.get(taskId);
-    if (spawnedHere && !spawnedHere.done) {
-      await spawnedHere.exited;
-      if ((await readText(files.exit)) !== undefined) return this.getTaskStatus(taskId);
-    }
-    return 'error';
+    if (spawnedHere && !spawnedHere.done) await spawnedHere.exited;
+    return (await this.#exitStatus(files)) ?? 'error';
+  }
+
+  async #exitStatus(files: TaskFiles): Promise<'completed' | 'error' | undefined> {
+    const exit = await readText(files.exit);
+    if (exit === undefined) return undefined;
+    return exit.trim() === '0' && !(await exists(files.timedOut)) ? 'completed' : 'error';
   }
 
   async getRoundResult(taskId: string): Promise<RoundResult> {
@@ -315,22 +318,26 @@ export class CommandDispatcher implements Dispatcher {
     await this.#killGroup(taskId);
   }
 
-  /** SIGTERM to the whole group, SIGKILL after the grace period; resolves when it is gone. */
+  /**
+   * SIGTERM to the whole group, SIGKILL after the grace period; resolves when every process
+   * of the group is gone (not just the wrapper: its children may ignore SIGTERM).
+   */
   async #killGroup(taskId: string): Promise<void> {
-    const pid = await readPid(this.#files(taskId).pid);
-    if (pid === undefined) return;
-    signalGroup(pid, 'SIGTERM');
-    const exited = this.#exits.get(taskId)?.exited ?? waitForDeath(pid);
+    const pgid = await readPid(this.#files(taskId).pid);
+    if (pgid === undefined) return;
+    signalGroup(pgid, 'SIGTERM');
     let graceTimer: unknown;
-    const escalate = new Promise<void>((resolve) => {
-      graceTimer = this.#clock.setTimeout(() => {
-        signalGroup(pid, 'SIGKILL');
-        resolve();
-      }, this.#killGraceMs);
+    const grace = new Promise<'grace'>((resolve) => {
+      graceTimer = this.#clock.setTimeout(() => resolve('grace'), this.#killGraceMs);
     });
-    await Promise.race([exited, escalate]);
+    const gone = waitForGroupDeath(pgid);
+    const first = await Promise.race([gone.then(() => 'gone' as const), grace]);
     this.#clock.clearTimeout(graceTimer);
-    await exited;
+    if (first === 'grace') {
+      signalGroup(pgid, 'SIGKILL');
+      await gone;
+    }
+    await this.#exits.get(taskId)?.exited;
   }
 
   async #errorReason(files: TaskFiles, status: TaskStatus): Promise<string> {
@@ -401,12 +408,23 @@ async function readPid(path: string): Promise<number | undefined> {
   return Number.isInteger(pid) && pid > 0 ? pid : undefined;
 }
 
-function isAlive(pid: number): boolean {
+/**
+ * True while the process runs. A zombie counts as dead: an orphaned worker whose group was
+ * killed is reparented to PID 1, which in containers often never reaps it.
+ */
+export function isAlive(pid: number): boolean {
   try {
     process.kill(pid, 0);
-    return true;
   } catch (error) {
     return (error as NodeJS.ErrnoException).code === 'EPERM';
+  }
+  try {
+    // /proc/<pid>/stat: "pid (comm) state ..."; comm may contain spaces and parentheses.
+    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
+    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
+    return state !== 'Z' && state !== 'X';
+  } catch {
+    return true; // no /proc (not Linux): the signal check is all there is
   }
 }
 
@@ -418,14 +436,44 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
-/** For a process this instance did not spawn: resolves once it is gone (checked every 50 ms). */
-function waitForDeath(pid: number): Promise<void> {
+/**
+ * True while any live process belongs to process group `pgid`. On Linux the members are
+ * read from /proc, so zombies do not count; elsewhere `kill(-pgid, 0)` decides.
+ */
+export function isGroupAlive(pgid: number): boolean {
+  let entries: string[];
+  try {
+    entries = readdirSync('/proc');
+  } catch {
+    try {
+      process.kill(-pgid, 0);
+      return true;
+    } catch (error) {
+      return (error as NodeJS.ErrnoException).code === 'EPERM';
+    }
+  }
+  for (const entry of entries) {
+    if (!/^\d+$/.test(entry)) continue;
+    try {
+      const stat = readFileSync(`/proc/${entry}/stat`, 'utf8');
+      // After "pid (comm) ": state, ppid, pgrp, …
+      const fields = stat.slice(stat.lastIndexOf(')') + 2).split(' ');
+      if (Number(fields[2]) === pgid && fields[0] !== 'Z' && fields[0] !== 'X') return true;
+    } catch {
+      // The process ended while we looked.
+    }
+  }
+  return false;
+}
+
+/** Resolves once no live process is left in the group (checked every 20 ms: no event exists for it). */
+function waitForGroupDeath(pgid: number): Promise<void> {
   return new Promise((resolve) => {
+    if (!isGroupAlive(pgid)) return resolve();
     const timer = setInterval(() => {
-      if (!isAlive(pid)) {
-        clearInterval(timer);
-        resolve();
-      }
-    }, 50);
+      if (isGroupAlive(pgid)) return;
+      clearInterval(timer);
+      resolve();
+    }, 20);
   });
 }
