@@ -8,7 +8,7 @@ import type {
 } from '../src/function/machine-types.js';
 import type { HostEvent, IdleReport } from '../src/host-events.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
-import type { LoopContext, LoopEvent, LoopInput } from '../src/loop/machine-types.js';
+import type { LoopContext, LoopEvent } from '../src/loop/machine-types.js';
 import type { MachineEnv } from '../src/machine-env.js';
 import type { ArtifactRecord } from '../src/session/artifact.js';
 import type { SessionFacts } from '../src/session/facts.js';
