@@ -71,6 +71,17 @@ function closeRunningRound(
   );
 }
 
+/** The ids of the loop's invoked actors, for tests that send their done/error events. */
+export const LOOP_INVOKE_IDS = [
+  'prepare',
+  'delayTimer',
+  'dispatch',
+  'awaitWorker',
+  'roundTimer',
+  'collect',
+  'cancelWorker',
+] as const;
+
 /**
  * Builds the loop machine of SPEC §3.3 for one rolebox: nine phases as states; a push
  * chain driven by the worker's termination (never by polling); the inter-round delay and
@@ -99,12 +110,17 @@ export function createLoopMachine(env: MachineEnv) {
     roundStatus: RoundRecord['status'],
     reason?: string,
   ) => {
-    const running = context.rounds.find((record) => record.status === 'running');
+    // Only a worker that has not terminated needs cancelling (a terminated round has completedAt).
+    const inFlight = context.rounds.find(
+      (record) => record.status === 'running' && record.completedAt === undefined,
+    );
     return {
       finalizeAs: outcome,
       ...(reason === undefined ? {} : { errorReason: reason }),
       rounds: closeRunningRound(context.rounds, roundStatus, at),
-      ...(running && outcome !== 'complete' ? { cancelWorkerTaskId: running.workerTaskId } : {}),
+      ...(inFlight && (outcome === 'cancelled' || outcome === 'error')
+        ? { cancelWorkerTaskId: inFlight.workerTaskId }
+        : {}),
       updatedAt: at,
     };
   };
@@ -366,6 +382,7 @@ export function createLoopMachine(env: MachineEnv) {
       activating: {
         entry: 'announceStart',
         invoke: {
+          id: 'prepare',
           src: 'prepareLoop',
           onDone: { target: 'dispatching.sending' },
           onError: { target: 'finalizing', actions: 'finalizeWorkerError' },
@@ -380,6 +397,7 @@ export function createLoopMachine(env: MachineEnv) {
           // The inter-round delay: a deadline in context, armed by an invoked timer.
           waiting: {
             invoke: {
+              id: 'delayTimer',
               src: 'deadlineTimer',
               input: ({ context }) => ({
                 deadline: context.nextDispatchAt ?? context.updatedAt,
@@ -396,6 +414,7 @@ export function createLoopMachine(env: MachineEnv) {
           },
           sending: {
             invoke: {
+              id: 'dispatch',
               src: 'dispatchRound',
               input: ({ context }) => ({
                 key: `${context.id}:${context.current}`,
@@ -431,10 +450,12 @@ export function createLoopMachine(env: MachineEnv) {
       awaiting_worker: {
         invoke: [
           {
+            id: 'awaitWorker',
             src: 'awaitWorker',
             input: ({ context }) => ({ taskId: context.activeWorkerTaskId as string }),
           },
           {
+            id: 'roundTimer',
             src: 'deadlineTimer',
             input: ({ context }) => ({
               deadline: context.roundDeadlineAt ?? context.updatedAt,
@@ -462,6 +483,7 @@ export function createLoopMachine(env: MachineEnv) {
       },
       summarizing: {
         invoke: {
+          id: 'collect',
           src: 'collectResult',
           input: ({ context }) => ({ taskId: context.activeWorkerTaskId as string }),
           onDone: [
@@ -505,6 +527,7 @@ export function createLoopMachine(env: MachineEnv) {
           },
           cancelling_worker: {
             invoke: {
+              id: 'cancelWorker',
               src: 'cancelWorker',
               input: ({ context }) => ({ taskId: context.cancelWorkerTaskId as string }),
               onDone: { target: 'closing', actions: 'workerCancelled' },
