@@ -150,6 +150,8 @@ describe('failures', () => {
       expect.objectContaining({ round: 1, status: 'error', durationMs: 1_000 }),
     ]);
     expect(h.dispatcher.tasks).toHaveLength(1);
+    // The worker had already ended: nothing to cancel.
+    expect(h.dispatcher.cancelled).toEqual([]);
   });
 
   it('a round that exceeds its timeout is cancelled and fails the loop with "round timeout"', async () => {
@@ -193,6 +195,7 @@ describe('failures', () => {
     expect(h.notes().at(-1)).toBe(
       '[loop-progress loop interrupted]\nRounds: r1:worker-1(0.0s,cancelled)',
     );
+    expect(h.dispatcher.cancelled).toEqual([]);
   });
 });
 
