@@ -1,6 +1,7 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
 import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/actor-ids.js';
 import type { HostEvent } from '../src/host-events.js';
+import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
 import type { MachineEnv } from '../src/machine-env.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
@@ -36,7 +37,7 @@ export function createSystemMachine(env: MachineEnv) {
     },
   }).createMachine({
     id: SYSTEM_ACTOR_ID,
-    context: { sessions: {}, loopRegistry: { loops: {}, workerSessions: {} } },
+    context: { sessions: {}, loopRegistry: { loops: {} } },
     on: {
       'system.open_session': {
         guard: 'sessionIsNew',
@@ -71,20 +72,16 @@ export function createSystemMachine(env: MachineEnv) {
         guard: 'sessionIsLive',
         actions: enqueueActions(({ context, event, enqueue }) => {
           const { loop } = event;
+          const registration: LoopRegistration = {
+            originSessionId: loop.originSessionId,
+            ...(loop.parentLoopId === undefined ? {} : { parentLoopId: loop.parentLoopId }),
+            rootLoopId: event.rootLoopId,
+            fingerprint: loop.promptFingerprint,
+            workerSessionIds: [],
+            finished: false,
+          };
           enqueue.assign({
-            loopRegistry: {
-              ...context.loopRegistry,
-              loops: {
-                ...context.loopRegistry.loops,
-                [loop.loopId]: {
-                  originSessionId: loop.originSessionId,
-                  ...(loop.parentLoopId === undefined ? {} : { parentLoopId: loop.parentLoopId }),
-                  rootLoopId: event.rootLoopId,
-                  fingerprint: loop.promptFingerprint,
-                  finished: false,
-                },
-              },
-            },
+            loopRegistry: { loops: { ...context.loopRegistry.loops, [loop.loopId]: registration } },
           });
           enqueue.sendTo(sessionActorId(event.sessionId), {
             type: 'session.start_loop',
@@ -94,26 +91,13 @@ export function createSystemMachine(env: MachineEnv) {
       },
       'system.loop_worker': {
         actions: assign(({ context, event }) => ({
-          loopRegistry: {
-            ...context.loopRegistry,
-            workerSessions: {
-              ...context.loopRegistry.workerSessions,
-              [event.workerSessionId]: event.loopId,
-            },
-          },
+          loopRegistry: addWorkerSession(context.loopRegistry, event.loopId, event.workerSessionId),
         })),
       },
       'system.loop_finished': {
-        actions: assign(({ context, event }) => {
-          const loop = context.loopRegistry.loops[event.loopId];
-          if (!loop) return {};
-          return {
-            loopRegistry: {
-              ...context.loopRegistry,
-              loops: { ...context.loopRegistry.loops, [event.loopId]: { ...loop, finished: true } },
-            },
-          };
-        }),
+        actions: assign(({ context, event }) => ({
+          loopRegistry: finishLoop(context.loopRegistry, event.loopId),
+        })),
       },
       // cancelNow cascades: every unfinished child loop (started from one of this loop's
       // workers) is cancelled at once, and cascades further in turn.

@@ -86,7 +86,9 @@ export {
 } from './loop/notes.js';
 export { type LoopCommand, parseLoopCommand } from './loop/parse-loop-command.js';
 export {
+  addWorkerSession,
   checkLoopRegistration,
+  finishLoop,
   type LoopRegistration,
   type LoopRegistrationCheck,
   type LoopRegistry,

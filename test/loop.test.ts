@@ -1,8 +1,10 @@
 import { describe, expect, it } from 'vitest';
 import {
+  addWorkerSession,
   buildRoundPrompt,
   checkLoopRegistration,
   expandStopLoopCommand,
+  finishLoop,
   formatDuration,
   LOOP_PHASES,
   type LoopRegistry,
@@ -221,16 +223,22 @@ describe('prompt fingerprint', () => {
 describe('checkLoopRegistration (SPEC §3.4)', () => {
   const registry: LoopRegistry = {
     loops: {
-      root: { originSessionId: 'S', rootLoopId: 'root', fingerprint: 'fp-root', finished: false },
+      root: {
+        originSessionId: 'S',
+        rootLoopId: 'root',
+        fingerprint: 'fp-root',
+        workerSessionIds: ['W1'],
+        finished: false,
+      },
       child: {
         originSessionId: 'W1',
         parentLoopId: 'root',
         rootLoopId: 'root',
         fingerprint: 'fp-child',
+        workerSessionIds: ['W2'],
         finished: false,
       },
     },
-    workerSessions: { W1: 'root', W2: 'child' },
   };
 
   it('accepts a root loop in a free session', () => {
@@ -247,7 +255,6 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
       reason: 'session S already has a running loop (root)',
     });
     const finished = {
-      ...registry,
       loops: { ...registry.loops, root: { ...registry.loops.root!, finished: true } },
     };
     expect(
@@ -255,7 +262,7 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
     ).toBe(true);
   });
 
-  it('makes a loop started in a worker session the child of that loop', () => {
+  it('makes a loop started in a worker session of an unfinished loop its child', () => {
     expect(
       checkLoopRegistration(registry, { originSessionId: 'W2', fingerprint: 'fresh-idea' }, 30),
     ).toEqual({
@@ -263,15 +270,27 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
       parentLoopId: 'child',
       rootLoopId: 'root',
     });
+    const childDone = {
+      loops: { ...registry.loops, child: { ...registry.loops.child!, finished: true } },
+    };
+    expect(
+      checkLoopRegistration(childDone, { originSessionId: 'W2', fingerprint: 'fresh-idea' }, 30),
+    ).toEqual({ ok: true });
   });
 
   it('refuses the same prompt as any ancestor', () => {
     expect(
       checkLoopRegistration(registry, { originSessionId: 'W2', fingerprint: 'fp-child' }, 30),
-    ).toMatchObject({ ok: false, reason: expect.stringContaining('ancestor loop child') });
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('ancestor loop child'),
+    });
     expect(
       checkLoopRegistration(registry, { originSessionId: 'W2', fingerprint: 'fp-root' }, 30),
-    ).toMatchObject({ ok: false, reason: expect.stringContaining('ancestor loop root') });
+    ).toMatchObject({
+      ok: false,
+      reason: expect.stringContaining('ancestor loop root'),
+    });
   });
 
   it('refuses a loop that would make the tree exceed the cap', () => {
@@ -284,5 +303,16 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
       ok: false,
       reason: 'loop tree limit reached: tree root already has 2 loops (limit 2)',
     });
+  });
+
+  it('records worker sessions and drops a tree once all its loops have finished', () => {
+    const withWorker = addWorkerSession(registry, 'child', 'W3');
+    expect(withWorker.loops.child?.workerSessionIds).toEqual(['W2', 'W3']);
+    expect(addWorkerSession(withWorker, 'child', 'W3')).toBe(withWorker);
+    const rootDone = finishLoop(withWorker, 'root');
+    expect(Object.keys(rootDone.loops)).toEqual(['root', 'child']);
+    expect(rootDone.loops.root?.finished).toBe(true);
+    expect(finishLoop(rootDone, 'child')).toEqual({ loops: {} });
+    expect(finishLoop(registry, 'unknown')).toBe(registry);
   });
 });

@@ -38,6 +38,7 @@ export class ScriptedDispatcher implements Dispatcher {
   dispatchCalls = 0;
   readonly #listeners = new Map<string, Set<(status: TaskStatus) => void>>();
   readonly #byKey = new Map<string, ScriptedTask>();
+  readonly #byId = new Map<string, ScriptedTask>();
   #answer: ScriptedAnswer | undefined;
 
   /** @param answer ends each task as soon as it is dispatched (see {@link ScriptedAnswer}). */
@@ -64,6 +65,7 @@ export class ScriptedDispatcher implements Dispatcher {
     };
     this.tasks.push(task);
     this.#byKey.set(key, task);
+    this.#byId.set(task.taskId, task);
     const answer = this.#answer?.(input, task);
     if (typeof answer === 'string') this.complete(task.taskId, answer);
     else if (answer) this.fail(task.taskId, answer.error);
@@ -134,7 +136,10 @@ export class ScriptedDispatcher implements Dispatcher {
   forget(taskId: string = this.task().taskId): void {
     const index = this.tasks.findIndex((task) => task.taskId === taskId);
     const [task] = this.tasks.splice(index, 1);
-    if (task) this.#byKey.delete(task.key);
+    if (task) {
+      this.#byKey.delete(task.key);
+      this.#byId.delete(task.taskId);
+    }
   }
 
   /** Calls the termination listeners of a task again, as a flaky dispatcher might. */
@@ -160,6 +165,6 @@ export class ScriptedDispatcher implements Dispatcher {
   }
 
   #find(taskId: string): ScriptedTask | undefined {
-    return this.tasks.find((task) => task.taskId === taskId);
+    return this.#byId.get(taskId);
   }
 }

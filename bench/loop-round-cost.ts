@@ -1,0 +1,91 @@
+// The loop machinery's own cost per round, as a ratio to a bare XState machine doing one
+// event per phase. Delays are zero and the worker answers at once, so what is measured is
+// rolebox: the push chain, its invoked actors, the session and system relays, the notes.
+// Run: npm run bench
+import { assign, createActor, setup } from 'xstate';
+import { createRolebox } from '../src/index.js';
+import { ScriptedDispatcher } from '../src/testing/index.js';
+import { median, timeNs, writeResult } from './measure.js';
+
+const ROUNDS_PER_LOOP = 50;
+const LOOPS = 40;
+const SAMPLES = 7;
+
+/** The baseline: the same phases as plain states, one event per phase, a guard and an assign. */
+const bareLoop = setup({
+  types: { context: {} as { current: number; total: number } },
+  guards: { lastRound: ({ context }) => context.current >= context.total },
+}).createMachine({
+  context: { current: 1, total: ROUNDS_PER_LOOP },
+  initial: 'activating',
+  states: {
+    activating: { on: { START: 'dispatching' } },
+    dispatching: { on: { DISPATCHED: 'awaiting_worker' } },
+    awaiting_worker: { on: { TERMINATED: 'summarizing' } },
+    summarizing: {
+      on: {
+        SUMMARIZED: [
+          { guard: 'lastRound', target: 'complete' },
+          {
+            target: 'dispatching',
+            actions: assign({ current: ({ context }) => context.current + 1 }),
+          },
+        ],
+      },
+    },
+    complete: { type: 'final' },
+  },
+});
+
+function runBare(): void {
+  for (let loop = 0; loop < LOOPS; loop++) {
+    const actor = createActor(bareLoop).start();
+    actor.send({ type: 'START' });
+    for (let round = 0; round < ROUNDS_PER_LOOP; round++) {
+      actor.send({ type: 'DISPATCHED' });
+      actor.send({ type: 'TERMINATED' });
+      actor.send({ type: 'SUMMARIZED' });
+    }
+    if (actor.getSnapshot().status !== 'done') throw new Error('bare loop did not finish');
+  }
+}
+
+async function runRolebox(): Promise<void> {
+  const dispatcher = new ScriptedDispatcher(() => 'ok');
+  const rb = createRolebox({ dispatcher, limits: { interRoundDelayMs: 0 } });
+  await rb.start();
+  let finished = 0;
+  const done = new Promise<void>((resolve) =>
+    rb.on('loop_finished', (event) => {
+      if (event.phase !== 'complete') throw new Error(`loop ended ${event.phase}`);
+      if (++finished === LOOPS) resolve();
+    }),
+  );
+  for (let loop = 0; loop < LOOPS; loop++) {
+    const session = await rb.openSession();
+    const started = session.startLoop(`|loop:${ROUNDS_PER_LOOP}| task ${loop}`);
+    if (!started.ok) throw new Error(started.reason);
+  }
+  await done;
+  await rb.stop();
+}
+
+const rounds = LOOPS * ROUNDS_PER_LOOP;
+// Warm up both, then alternate samples so drift in machine load hits both alike.
+runBare();
+await runRolebox();
+const bare: number[] = [];
+const rolebox: number[] = [];
+for (let sample = 0; sample < SAMPLES; sample++) {
+  bare.push((await timeNs(runBare)) / rounds);
+  rolebox.push((await timeNs(runRolebox)) / rounds);
+}
+await writeResult('loop-round-cost', {
+  description:
+    'rolebox cost per loop round (zero delays, instant worker) / bare XState machine doing one event per phase',
+  roundsPerSample: rounds,
+  samples: SAMPLES,
+  bareNsPerRound: Math.round(median(bare)),
+  roleboxNsPerRound: Math.round(median(rolebox)),
+  ratio: Number((median(rolebox) / median(bare)).toFixed(1)),
+});
