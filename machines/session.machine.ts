@@ -1,4 +1,4 @@
-import { enqueueActions, setup } from 'xstate';
+import { and, assign, enqueueActions, setup } from 'xstate';
 import { functionActorId, loopActorId } from '../src/actor-ids.js';
 import type {
   FunctionContext,
@@ -10,7 +10,14 @@ import type { HostEvent, IdleReport } from '../src/host-events.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
 import type { LoopContext, LoopEvent } from '../src/loop/machine-types.js';
 import type { MachineEnv } from '../src/machine-env.js';
-import type { ArtifactRecord } from '../src/session/artifact.js';
+import type { ArtifactRecord, ArtifactStatus } from '../src/session/artifact.js';
+import {
+  type ArtifactStoreContext,
+  type ArtifactStoreEvent,
+  artifactStoreLogic,
+  currentArtifact,
+} from '../src/session/artifact-store.js';
+import type { SessionCommand } from '../src/session/commands.js';
 import type { SessionFacts } from '../src/session/facts.js';
 import type {
   IdleCycle,
@@ -18,6 +25,15 @@ import type {
   SessionEvent,
   SessionInput,
 } from '../src/session/machine-types.js';
+import {
+  HARD_USER_EVENTS,
+  type MainAgentDecision,
+  type RuntimeEvent,
+  type SessionEffect,
+  type TimedRuntimeEvent,
+  type WaitingReason,
+} from '../src/session/runtime-types.js';
+import { isPausingSignal } from '../src/signal/catalogue.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
 import type { SystemLoopEvent } from '../src/system/machine-types.js';
 import { createFunctionMachine } from './function.machine.js';
@@ -26,34 +42,93 @@ import { createLoopMachine, loopStateOf } from './loop.machine.js';
 /** Version of the session machine's persisted shape; bump when context or states change. */
 export const SESSION_MACHINE_VERSION = 1;
 
+/** The child id of a session's artifact store. */
+export const ARTIFACTS_CHILD_ID = 'artifacts';
+
 /** Events a session sends up to the system actor, which emits them to the host. */
 export interface ToHostEvent {
   readonly type: 'host';
   readonly event: HostEvent;
 }
 
-const factsOf = (context: SessionContext): SessionFacts => ({
-  turn: context.turn,
-  userMessageInTurn: context.userMessageInTurn,
-  artifacts: context.artifacts.map((artifact) => artifact.name),
-});
-
-const phaseOf = (value: unknown): FunctionPhase =>
-  value === 'gated' ? 'gated' : value === 'complete' ? 'complete' : 'active';
+/** What session actions may read of themselves: their children's snapshots. */
+interface SelfRef {
+  getSnapshot(): { children: Record<string, { getSnapshot(): unknown } | undefined> };
+}
 
 /**
- * Builds the session machine for one rolebox: the container of a session's function
- * actors (`fn:<sessionId>:<name>`), the router of its agent signals, tool reports, idle
- * cycles and user messages, and the owner of its continuation budget and artifacts.
+ * The part of XState's action enqueuer the session's helpers use. Method syntax on purpose:
+ * it lets every handler pass its own event-specific enqueuer.
+ */
+interface Enqueue {
+  assign(patch: Partial<SessionContext>): void;
+  sendTo(target: string, event: FunctionEvent | LoopEvent | ArtifactStoreEvent): void;
+  sendParent(event: ToHostEvent | SystemLoopEvent): void;
+  spawnChild(
+    src: 'function',
+    options: { id: string; systemId: string; input: FunctionInput },
+  ): void;
+  stopChild(id: string): void;
+}
+
+const phaseOfFunction = (value: unknown): FunctionPhase =>
+  value === 'gated' ? 'gated' : value === 'complete' ? 'complete' : 'active';
+
+/** The session's artifacts, read from its store child. */
+export function artifactsOf(self: SelfRef): readonly ArtifactRecord[] {
+  const store = self.getSnapshot().children[ARTIFACTS_CHILD_ID]?.getSnapshot() as
+    | { context: ArtifactStoreContext }
+    | undefined;
+  return store?.context.artifacts ?? [];
+}
+
+function toHost(event: HostEvent): ToHostEvent {
+  return { type: 'host', event };
+}
+
+/** The runtime event without its timestamp, as it is kept in the history. */
+function withoutTime(event: TimedRuntimeEvent): RuntimeEvent {
+  const { at: _at, ...rest } = event;
+  return rest as RuntimeEvent;
+}
+
+/**
+ * Builds the session machine for one rolebox.
  *
- * The five-phase runtime model of SPEC §4 (idle, running, waiting_user, done, error) is
- * added by the sessions work; the container handlers at the root apply in every phase.
- * Upstream: the system actor. Downstream: function actors (`sendTo`), the host (via the
- * system actor).
+ * Its top-level states are the five runtime phases of SPEC §4 — `idle`, `running`,
+ * `waiting_user` (one sub-state per waiting reason, each accepting only its own events),
+ * `done`, `error` — with every row of the §4.2 transition table. Effects for the host
+ * (`invoke_main_agent`, `run_worker`, …) leave as events; the machine performs no I/O.
+ *
+ * The handlers at the root make the session the container of its function actors
+ * (`fn:<sessionId>:<name>`), its loop (`loop:<loopId>`) and its artifact store
+ * (`artifacts`, @xstate/store): they route agent signals, tool reports, idle cycles and
+ * user messages in every phase.
+ * Upstream: the system actor. Downstream: its children (`sendTo`), the host (via the system).
  */
 export function createSessionMachine(env: MachineEnv) {
   const functionMachine = createFunctionMachine(env);
   const loopMachine = createLoopMachine(env);
+
+  const factsOf = (
+    context: SessionContext,
+    self: SelfRef,
+    extraArtifact?: string,
+  ): SessionFacts => {
+    const names = new Set(artifactsOf(self).map((artifact) => artifact.name));
+    if (extraArtifact !== undefined) names.add(extraArtifact);
+    return {
+      turn: context.turn,
+      userMessageInTurn: context.userMessageInTurn,
+      artifacts: [...names],
+    };
+  };
+
+  const effect = (context: SessionContext, enqueue: Enqueue, sessionEffect: SessionEffect) => {
+    enqueue.sendParent(
+      toHost({ type: 'effect', sessionId: context.sessionId, effect: sessionEffect }),
+    );
+  };
 
   return setup({
     types: {
@@ -61,7 +136,301 @@ export function createSessionMachine(env: MachineEnv) {
       events: {} as SessionEvent,
       input: {} as SessionInput,
     },
-    actors: { function: functionMachine, loop: loopMachine },
+    actors: { function: functionMachine, loop: loopMachine, artifacts: artifactStoreLogic },
+    guards: {
+      startsWithIntake: ({ event }) =>
+        event.type === 'session_started' &&
+        event.initialSkill !== undefined &&
+        event.intakePrompt !== undefined,
+      startsWithSkill: ({ event }) =>
+        event.type === 'session_started' && event.initialSkill !== undefined,
+      hasIntakePrompt: ({ context }) => context.intakePrompt !== null,
+      hasResumeContext: ({ context }) => context.resumeContext !== null,
+      decisionAsksUser: ({ event }) =>
+        event.type === 'main_agent_decision_created' &&
+        (event.decision.kind === 'ask_user' || event.decision.kind === 'review_blackboard'),
+      decisionFinishes: ({ event }) =>
+        event.type === 'main_agent_decision_created' && event.decision.kind === 'finish',
+      decisionNeedsApproval: ({ event }) =>
+        event.type === 'main_agent_decision_created' &&
+        'requiresApproval' in event.decision &&
+        event.decision.requiresApproval === true,
+      decisionMatches: ({ context, event }) =>
+        (event.type === 'user_approved_next_step' || event.type === 'user_rejected_next_step') &&
+        context.waitingReason?.kind === 'approve_step' &&
+        context.waitingReason.decisionId === event.decisionId,
+      artifactUnderReview: ({ context, event }) =>
+        (event.type === 'user_accepted_artifact' || event.type === 'user_rejected_artifact') &&
+        context.waitingReason?.kind === 'review_artifact' &&
+        context.waitingReason.artifactId === event.artifactId,
+      acceptsByUser: ({ context }) => context.acceptanceMode === 'user_confirmed',
+      acceptsWithoutConfirmation: ({ context }) => context.acceptanceMode === 'no_confirmation',
+      underProgrammaticReview: ({ context }) => context.reviewArtifactId !== null,
+      noWorkerInFlight: ({ context }) => context.currentWorkerId === null,
+      burstExceeded: ({ context, event }) =>
+        event.type === 'session.tool_call' &&
+        event.kind === 'loop' &&
+        context.toolLoopBurstCount + 1 > env.limits.maxToolBurst,
+      pausingSignalUnhandled: ({ context, event }) =>
+        event.type === 'session.signal' &&
+        isPausingSignal(event.signal.type) &&
+        context.liveFunctions.length === 0,
+    },
+    actions: {
+      // ---- Runtime (SPEC §4.2) ----
+      /** Every applied runtime event goes into the history; a user action resets the burst count. */
+      recordEvent: assign(({ context, event }) => {
+        const timed = event as TimedRuntimeEvent;
+        return {
+          history: [...context.history, { at: timed.at, event: withoutTime(timed) }],
+          updatedAt: timed.at,
+          ...(HARD_USER_EVENTS.has(timed.type) ? { toolLoopBurstCount: 0 } : {}),
+        };
+      }),
+      startSession: assign(({ event }) => {
+        if (event.type !== 'session_started') return {};
+        return {
+          availableSkills: event.availableSkills,
+          skill: event.initialSkill ?? null,
+          intakePrompt: event.intakePrompt ?? null,
+        };
+      }),
+      selectSkill: assign(({ event }) =>
+        event.type === 'skill_selected' ? { skill: event.skill } : {},
+      ),
+      waitFor: assign((_, params: { reason: WaitingReason }) => ({ waitingReason: params.reason })),
+      waitForIntake: assign(({ context }) => ({
+        waitingReason: { kind: 'intake', prompt: context.intakePrompt ?? '' } as WaitingReason,
+      })),
+      waitForInput: assign({ waitingReason: { kind: 'input' } as WaitingReason }),
+      waitForSkill: assign(({ context }) => ({
+        waitingReason: {
+          kind: 'skill_selection',
+          availableSkills: context.availableSkills,
+        } as WaitingReason,
+      })),
+      clearWaitingReason: assign({ waitingReason: null }),
+      invokeMainAgent: enqueueActions(({ context, event, enqueue }) => {
+        const instruction =
+          event.type === 'user_requested_revision' ? event.instruction : undefined;
+        effect(context, enqueue, {
+          type: 'invoke_main_agent',
+          reason: event.type,
+          ...(instruction ? { instruction } : {}),
+        });
+      }),
+      askUser: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'main_agent_decision_created') return;
+        const decision = event.decision as Extract<
+          MainAgentDecision,
+          { kind: 'ask_user' | 'review_blackboard' }
+        >;
+        const questions = 'questions' in decision ? decision.questions : undefined;
+        enqueue.assign({
+          waitingReason: {
+            kind: 'input',
+            ...(decision.message === undefined ? {} : { message: decision.message }),
+            ...(questions === undefined ? {} : { questions }),
+          },
+        });
+        if (decision.message)
+          effect(context, enqueue, { type: 'emit_message', message: decision.message });
+      }),
+      runDecidedWorker: enqueueActions(({ context, event, enqueue }) => {
+        const decision =
+          event.type === 'main_agent_decision_created'
+            ? event.decision
+            : event.type === 'user_approved_next_step'
+              ? context.pendingDecision
+              : null;
+        if (!decision || !('workerId' in decision)) return;
+        effect(context, enqueue, {
+          type: 'run_worker',
+          workerId: decision.workerId,
+          decisionId: decision.id,
+          ...(decision.instruction === undefined ? {} : { instruction: decision.instruction }),
+        });
+        enqueue.assign({ pendingDecision: null });
+      }),
+      awaitApproval: assign(({ event }) => {
+        if (event.type !== 'main_agent_decision_created') return {};
+        return {
+          pendingDecision: event.decision,
+          waitingReason: { kind: 'approve_step', decisionId: event.decision.id } as WaitingReason,
+        };
+      }),
+      dropPendingDecision: assign({ pendingDecision: null }),
+      startWorker: assign(({ event }) =>
+        event.type === 'worker_started'
+          ? { currentWorkerId: event.workerId, acceptanceMode: event.acceptanceMode }
+          : {},
+      ),
+      askWorkerQuestions: assign(({ event }) => {
+        if (event.type !== 'worker_needs_input') return {};
+        return {
+          resumeContext: { workerId: event.workerId, questions: event.questions },
+          waitingReason: {
+            kind: 'worker_questions',
+            workerId: event.workerId,
+            questions: event.questions,
+          } as WaitingReason,
+        };
+      }),
+      resumeWorker: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'user_submitted_input' || !context.resumeContext) return;
+        effect(context, enqueue, {
+          type: 'resume_worker',
+          workerId: context.resumeContext.workerId,
+          answer: event.text,
+        });
+        enqueue.assign({ resumeContext: null });
+      }),
+      /** worker_completed: the worker is done; its artifact enters review per the acceptance mode. */
+      completeWorker: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'worker_completed') return;
+        enqueue.assign({ currentWorkerId: null });
+        const setStatus = (status: ArtifactStatus) =>
+          enqueue.sendTo(ARTIFACTS_CHILD_ID, {
+            type: 'setStatus',
+            id: event.artifactId,
+            status,
+            at: event.at,
+          });
+        setStatus('under_review');
+        if (context.acceptanceMode === 'user_confirmed') {
+          enqueue.assign({
+            waitingReason: {
+              kind: 'review_artifact',
+              artifactId: event.artifactId,
+              ...(event.questions === undefined ? {} : { questions: event.questions }),
+              ...(event.assessment === undefined ? {} : { assessment: event.assessment }),
+            },
+          });
+        } else if (context.acceptanceMode === 'no_confirmation') {
+          setStatus('accepted');
+          effect(context, enqueue, { type: 'invoke_main_agent', reason: event.type });
+        } else {
+          enqueue.assign({ reviewArtifactId: event.artifactId });
+          effect(context, enqueue, {
+            type: 'run_programmatic_review',
+            artifactId: event.artifactId,
+          });
+        }
+      }),
+      setReviewedArtifactStatus: enqueueActions(
+        ({ context, event, enqueue }, params: { status: ArtifactStatus }) => {
+          const id =
+            event.type === 'programmatic_review_passed' ||
+            event.type === 'programmatic_review_failed'
+              ? context.reviewArtifactId
+              : context.waitingReason?.kind === 'review_artifact'
+                ? context.waitingReason.artifactId
+                : null;
+          if (id === null) return;
+          enqueue.sendTo(ARTIFACTS_CHILD_ID, {
+            type: 'setStatus',
+            id,
+            status: params.status,
+            at: (event as TimedRuntimeEvent).at,
+          });
+          enqueue.assign({ reviewArtifactId: null });
+        },
+      ),
+      waitForRevision: assign(({ event }) => {
+        const instruction =
+          event.type === 'user_requested_revision'
+            ? event.instruction
+            : event.type === 'programmatic_review_failed'
+              ? event.reason
+              : undefined;
+        return {
+          waitingReason: {
+            kind: 'revision',
+            ...(instruction === undefined ? {} : { instruction }),
+          } as WaitingReason,
+        };
+      }),
+      fail: assign(({ event }) => ({
+        errorReason:
+          event.type === 'runtime_failed' || event.type === 'session.runtime_rejected'
+            ? event.reason
+            : 'failed',
+        waitingReason: null,
+      })),
+      countLoopTool: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'session.tool_call') return;
+        if (event.kind === 'loop')
+          enqueue.assign({
+            toolLoopBurstCount: context.toolLoopBurstCount + 1,
+            updatedAt: event.at,
+          });
+      }),
+      stopBurst: enqueueActions(({ context, enqueue }) => {
+        const message = `tool-loop burst limit reached: ${env.limits.maxToolBurst} loop-tool calls since the last user action; waiting for the user`;
+        enqueue.assign({ waitingReason: { kind: 'input', message } });
+        effect(context, enqueue, { type: 'emit_message', message });
+      }),
+      waitForSignalAnswer: enqueueActions(({ context, event, enqueue }) => {
+        if (event.type !== 'session.signal') return;
+        const payload = event.signal.payload ?? {};
+        const said = payload.reason ?? payload.message ?? payload.question;
+        const message =
+          typeof said === 'string' && said !== ''
+            ? said
+            : `the agent signalled ${event.signal.type}`;
+        enqueue.assign({ waitingReason: { kind: 'input', message } });
+        effect(context, enqueue, { type: 'emit_message', message });
+      }),
+
+      // ---- Container: functions, signals, tools, loops, artifacts ----
+      routeSignal: enqueueActions(({ context, event, self, enqueue }) => {
+        if (event.type !== 'session.signal') return;
+        const facts = factsOf(context, self);
+        for (const name of context.liveFunctions) {
+          enqueue.sendTo(functionActorId(context.sessionId, name), {
+            type: 'fn.signal',
+            signal: event.signal,
+            facts,
+            at: event.at,
+          });
+        }
+        const receipt = makeSignalReceipt(
+          event.signal.type,
+          context.liveFunctions.length,
+          event.signal.payload,
+        );
+        enqueue.assign({ updatedAt: event.at });
+        enqueue.sendParent(toHost({ type: 'signal', sessionId: context.sessionId, receipt }));
+      }),
+      routeTool: enqueueActions(({ context, event, self, enqueue }) => {
+        const tool =
+          event.type === 'session.tool'
+            ? event.tool
+            : event.type === 'session.tool_call'
+              ? event.name
+              : undefined;
+        if (tool === undefined) return;
+        const at = (event as { at: number }).at;
+        const facts = factsOf(context, self);
+        for (const name of context.liveFunctions) {
+          enqueue.sendTo(functionActorId(context.sessionId, name), {
+            type: 'fn.tool',
+            tool,
+            facts,
+            at,
+          });
+        }
+        enqueue.assign({ updatedAt: at });
+        enqueue.sendParent(
+          toHost({
+            type: 'tool',
+            sessionId: context.sessionId,
+            tool,
+            observedOn: context.liveFunctions.length,
+          }),
+        );
+      }),
+    },
   }).createMachine({
     id: 'session',
     context: ({ input }) => ({
@@ -75,70 +444,47 @@ export function createSessionMachine(env: MachineEnv) {
       continuations: 0,
       idleCycle: 0,
       idle: null,
-      artifacts: [],
-      nextArtifactSeq: 1,
       activeLoopId: null,
       lastLoop: null,
+      waitingReason: null,
+      currentWorkerId: null,
+      acceptanceMode: input.acceptanceMode ?? 'user_confirmed',
+      resumeContext: null,
+      pendingDecision: null,
+      reviewArtifactId: null,
+      slots: {},
+      availableSkills: [],
+      skill: null,
+      intakePrompt: null,
+      toolLoopBurstCount: 0,
+      errorReason: null,
+      history: [],
+    }),
+    entry: enqueueActions(({ context, enqueue }) => {
+      enqueue.spawnChild('artifacts', {
+        id: ARTIFACTS_CHILD_ID,
+        systemId: `artifacts:${context.sessionId}`,
+      });
     }),
     on: {
       'session.activate': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          activate(context, [event.name], event.at, 'host', enqueue);
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
+          activate(context, self, [event.name], event.at, 'host', enqueue);
         }),
       },
       'session.deactivate': {
         actions: enqueueActions(({ context, event, self, enqueue }) => {
-          deactivate(context, [event.name], event.at, 'host', self, enqueue);
+          deactivate(context, self, [event.name], event.at, 'host', enqueue);
         }),
       },
-      'session.signal': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          const facts = factsOf(context);
-          for (const name of context.liveFunctions) {
-            enqueue.sendTo(functionActorId(context.sessionId, name), {
-              type: 'fn.signal',
-              signal: event.signal,
-              facts,
-              at: event.at,
-            } satisfies FunctionEvent);
-          }
-          const receipt = makeSignalReceipt(
-            event.signal.type,
-            context.liveFunctions.length,
-            event.signal.payload,
-          );
-          enqueue.assign({ updatedAt: event.at });
-          enqueue.sendParent(toHost({ type: 'signal', sessionId: context.sessionId, receipt }));
-        }),
-      },
-      'session.tool': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          const facts = factsOf(context);
-          for (const name of context.liveFunctions) {
-            enqueue.sendTo(functionActorId(context.sessionId, name), {
-              type: 'fn.tool',
-              tool: event.tool,
-              facts,
-              at: event.at,
-            } satisfies FunctionEvent);
-          }
-          enqueue.assign({ updatedAt: event.at });
-          enqueue.sendParent(
-            toHost({
-              type: 'tool',
-              sessionId: context.sessionId,
-              tool: event.tool,
-              observedOn: context.liveFunctions.length,
-            }),
-          );
-        }),
-      },
+      'session.signal': { actions: 'routeSignal' },
+      'session.tool': { actions: 'routeTool' },
       'session.idle': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
           // The idle ends the turn: count it first, so turn_count(1) holds at the first idle,
           // and judge user_approval() on the turn that just ended, then forget the message.
           const turn = context.turn + 1;
-          const facts: SessionFacts = { ...factsOf(context), turn };
+          const facts: SessionFacts = { ...factsOf(context, self), turn };
           const cycle = context.idleCycle + 1;
           const idle: IdleCycle = {
             cycle,
@@ -161,7 +507,7 @@ export function createSessionMachine(env: MachineEnv) {
               cycle,
               facts,
               at: event.at,
-            } satisfies FunctionEvent);
+            });
           }
           if (context.liveFunctions.length === 0)
             settleIdle({ ...context, turn, idle }, idle, enqueue);
@@ -169,17 +515,13 @@ export function createSessionMachine(env: MachineEnv) {
       },
       'session.message': {
         actions: enqueueActions(({ context, event, self, enqueue }) => {
-          const next = { ...context, userMessageInTurn: true };
           enqueue.assign({ userMessageInTurn: true, updatedAt: event.at });
           // The stop-loop rule (SPEC §3.5): only the marker, only while the worker side owns the loop.
           const loop = liveLoop(context, self);
           if (loop && shouldCancelLoop(loop, event.text)) {
-            enqueue.sendTo(loopActorId(loop.id), {
-              type: 'loop.cancel_now',
-              at: event.at,
-            } satisfies LoopEvent);
+            enqueue.sendTo(loopActorId(loop.id), { type: 'loop.cancel_now', at: event.at });
           }
-          const facts = factsOf(next);
+          const facts = factsOf({ ...context, userMessageInTurn: true }, self);
           // A user message is a user action: it resumes gated functions that have no gate;
           // functions with a gate re-check it (user_approval() may now hold).
           for (const name of context.liveFunctions) {
@@ -188,32 +530,55 @@ export function createSessionMachine(env: MachineEnv) {
               type: hasGate ? 'fn.facts' : 'fn.resume',
               facts,
               at: event.at,
-            } satisfies FunctionEvent);
+            });
           }
         }),
       },
       'session.resume': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
           if (!context.liveFunctions.includes(event.name)) return;
           enqueue.sendTo(functionActorId(context.sessionId, event.name), {
             type: 'fn.resume',
-            facts: factsOf(context),
+            facts: factsOf(context, self),
             at: event.at,
-          } satisfies FunctionEvent);
+          });
         }),
       },
       'session.kv_set': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
           if (!context.liveFunctions.includes(event.name)) return;
           enqueue.sendTo(functionActorId(context.sessionId, event.name), {
             type: 'fn.kv_set',
             key: event.key,
             value: event.value,
-            facts: factsOf(context),
+            facts: factsOf(context, self),
             at: event.at,
-          } satisfies FunctionEvent);
+          });
         }),
       },
+      'session.set_slot': {
+        actions: assign(({ context, event }) => ({
+          slots: { ...context.slots, [event.key]: event.value },
+          updatedAt: event.at,
+        })),
+      },
+      'session.write_artifact': {
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
+          const { type: _type, ...write } = event;
+          writeArtifact(context, self, write, enqueue);
+        }),
+      },
+      'session.set_artifact_status': {
+        actions: enqueueActions(({ event, enqueue }) => {
+          enqueue.sendTo(ARTIFACTS_CHILD_ID, {
+            type: 'setStatus',
+            id: event.id,
+            status: event.status,
+            at: event.at,
+          });
+        }),
+      },
+      'session.runtime_rejected': { target: '.error', actions: 'fail' },
       'session.start_loop': {
         guard: ({ context }) => context.activeLoopId === null,
         actions: enqueueActions(({ context, event, enqueue }) => {
@@ -235,7 +600,7 @@ export function createSessionMachine(env: MachineEnv) {
           enqueue.sendTo(loopActorId(context.activeLoopId), {
             type: event.now ? 'loop.cancel_now' : 'loop.request_cancel',
             at: event.at,
-          } satisfies LoopEvent);
+          });
         }),
       },
       'loop.note': {
@@ -292,38 +657,13 @@ export function createSessionMachine(env: MachineEnv) {
         }),
       },
       'fn.capture': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          const at = context.updatedAt;
-          const existing = context.artifacts.find((artifact) => artifact.name === event.artifact);
-          const record: ArtifactRecord = existing
-            ? { ...existing, content: event.content, updatedAt: at }
-            : {
-                id: `art-${context.nextArtifactSeq}`,
-                name: event.artifact,
-                status: 'drafted',
-                content: event.content,
-                createdAt: at,
-                updatedAt: at,
-              };
-          const artifacts = existing
-            ? context.artifacts.map((artifact) => (artifact === existing ? record : artifact))
-            : [...context.artifacts, record];
-          const next = {
-            ...context,
-            artifacts,
-            nextArtifactSeq: existing ? context.nextArtifactSeq : context.nextArtifactSeq + 1,
-          };
-          enqueue.assign({ artifacts, nextArtifactSeq: next.nextArtifactSeq });
-          enqueue.sendParent(
-            toHost({
-              type: 'artifact_written',
-              sessionId: context.sessionId,
-              artifactId: record.id,
-              name: record.name,
-            }),
+        actions: enqueueActions(({ context, event, self, enqueue }) => {
+          writeArtifact(
+            context,
+            self,
+            { name: event.artifact, content: event.content, at: context.updatedAt },
+            enqueue,
           );
-          // artifact_exists() may have turned true for any function.
-          broadcastFacts(next, at, enqueue);
         }),
       },
       'fn.transition': {
@@ -331,13 +671,13 @@ export function createSessionMachine(env: MachineEnv) {
           const by = `function:${event.function}`;
           const afterDeactivation = deactivate(
             context,
+            self,
             event.deactivate,
             context.updatedAt,
             by,
-            self,
             enqueue,
           );
-          activate(afterDeactivation, event.activate, context.updatedAt, by, enqueue);
+          activate(afterDeactivation, self, event.activate, context.updatedAt, by, enqueue);
         }),
       },
       'fn.completed': {
@@ -388,15 +728,261 @@ export function createSessionMachine(env: MachineEnv) {
         }),
       },
     },
+
+    // ---- The runtime phases (SPEC §4.1, §4.2) ----
     initial: 'idle',
     states: {
-      idle: {},
+      idle: {
+        on: {
+          session_started: [
+            {
+              guard: 'startsWithIntake',
+              target: 'waiting_user.intake',
+              actions: ['recordEvent', 'startSession', 'waitForIntake'],
+            },
+            {
+              guard: 'startsWithSkill',
+              target: 'waiting_user.input',
+              actions: ['recordEvent', 'startSession', 'waitForInput'],
+            },
+            {
+              target: 'waiting_user.skill_selection',
+              actions: ['recordEvent', 'startSession', 'waitForSkill'],
+            },
+          ],
+          runtime_failed: { target: 'error', actions: ['recordEvent', 'fail'] },
+        },
+      },
+      running: {
+        entry: 'clearWaitingReason',
+        on: {
+          main_agent_decision_created: [
+            {
+              guard: 'decisionAsksUser',
+              target: 'waiting_user.input',
+              actions: ['recordEvent', 'askUser'],
+            },
+            { guard: 'decisionFinishes', target: 'done', actions: 'recordEvent' },
+            {
+              guard: 'decisionNeedsApproval',
+              target: 'waiting_user.approve_step',
+              actions: ['recordEvent', 'awaitApproval'],
+            },
+            { actions: ['recordEvent', 'runDecidedWorker'] },
+          ],
+          worker_started: { actions: ['recordEvent', 'startWorker'] },
+          worker_needs_input: {
+            target: 'waiting_user.worker_questions',
+            actions: ['recordEvent', 'askWorkerQuestions'],
+          },
+          worker_completed: [
+            {
+              guard: 'acceptsByUser',
+              target: 'waiting_user.review_artifact',
+              actions: ['recordEvent', 'completeWorker'],
+            },
+            { actions: ['recordEvent', 'completeWorker'] },
+          ],
+          programmatic_review_passed: {
+            guard: 'underProgrammaticReview',
+            actions: [
+              'recordEvent',
+              { type: 'setReviewedArtifactStatus', params: { status: 'accepted' } },
+              'invokeMainAgent',
+            ],
+          },
+          programmatic_review_failed: {
+            guard: 'underProgrammaticReview',
+            target: 'waiting_user.revision',
+            actions: [
+              'recordEvent',
+              { type: 'setReviewedArtifactStatus', params: { status: 'revision_requested' } },
+              'waitForRevision',
+            ],
+          },
+          flow_completed: { target: 'done', actions: 'recordEvent' },
+          runtime_failed: { target: 'error', actions: ['recordEvent', 'fail'] },
+          // Loop tools may run only with no worker in flight (the facade refuses the others).
+          'session.tool_call': [
+            {
+              guard: and(['noWorkerInFlight', 'burstExceeded']),
+              target: 'waiting_user.input',
+              actions: 'stopBurst',
+            },
+            { guard: 'noWorkerInFlight', actions: ['countLoopTool', 'routeTool'] },
+          ],
+          // A pausing signal that no function FSM handles pauses the session for the user.
+          'session.signal': {
+            guard: 'pausingSignalUnhandled',
+            target: 'waiting_user.input',
+            actions: ['routeSignal', 'waitForSignalAnswer'],
+          },
+        },
+      },
+      waiting_user: {
+        // Every transition names its sub-state; `input` is what a bare target would mean.
+        initial: 'input',
+        on: {
+          runtime_failed: { target: 'error', actions: ['recordEvent', 'fail'] },
+        },
+        states: {
+          skill_selection: {
+            on: {
+              skill_selected: [
+                {
+                  guard: 'hasIntakePrompt',
+                  target: 'intake',
+                  actions: ['recordEvent', 'selectSkill', 'waitForIntake'],
+                },
+                { target: 'input', actions: ['recordEvent', 'selectSkill', 'waitForInput'] },
+              ],
+            },
+          },
+          intake: {
+            on: {
+              user_submitted_input: {
+                target: '#session.running',
+                actions: ['recordEvent', 'invokeMainAgent'],
+              },
+              user_confirmed_intake: {
+                target: '#session.running',
+                actions: ['recordEvent', 'invokeMainAgent'],
+              },
+            },
+          },
+          input: {
+            on: {
+              user_submitted_input: {
+                target: '#session.running',
+                actions: ['recordEvent', 'invokeMainAgent'],
+              },
+              main_agent_decision_created: [
+                {
+                  guard: 'decisionAsksUser',
+                  target: 'input',
+                  reenter: true,
+                  actions: ['recordEvent', 'askUser'],
+                },
+                { guard: 'decisionFinishes', target: '#session.done', actions: 'recordEvent' },
+                {
+                  guard: 'decisionNeedsApproval',
+                  target: 'approve_step',
+                  actions: ['recordEvent', 'awaitApproval'],
+                },
+                { target: '#session.running', actions: ['recordEvent', 'runDecidedWorker'] },
+              ],
+            },
+          },
+          approve_step: {
+            on: {
+              user_approved_next_step: {
+                guard: 'decisionMatches',
+                target: '#session.running',
+                actions: ['recordEvent', 'runDecidedWorker'],
+              },
+              user_rejected_next_step: {
+                guard: 'decisionMatches',
+                target: '#session.running',
+                actions: ['recordEvent', 'dropPendingDecision', 'invokeMainAgent'],
+              },
+              user_requested_revision: {
+                target: '#session.running',
+                actions: ['recordEvent', 'dropPendingDecision', 'invokeMainAgent'],
+              },
+            },
+          },
+          review_artifact: {
+            on: {
+              user_accepted_artifact: {
+                guard: 'artifactUnderReview',
+                target: '#session.running',
+                actions: [
+                  'recordEvent',
+                  { type: 'setReviewedArtifactStatus', params: { status: 'accepted' } },
+                  'invokeMainAgent',
+                ],
+              },
+              user_rejected_artifact: {
+                guard: 'artifactUnderReview',
+                target: 'revision',
+                actions: [
+                  'recordEvent',
+                  { type: 'setReviewedArtifactStatus', params: { status: 'rejected' } },
+                  'waitForRevision',
+                ],
+              },
+              user_requested_revision: {
+                target: 'revision',
+                actions: [
+                  'recordEvent',
+                  { type: 'setReviewedArtifactStatus', params: { status: 'revision_requested' } },
+                  'waitForRevision',
+                ],
+              },
+            },
+          },
+          worker_questions: {
+            on: {
+              user_submitted_input: {
+                guard: 'hasResumeContext',
+                target: '#session.running',
+                actions: ['recordEvent', 'resumeWorker'],
+              },
+            },
+          },
+          revision: {
+            on: {
+              user_submitted_input: {
+                target: '#session.running',
+                actions: ['recordEvent', 'invokeMainAgent'],
+              },
+            },
+          },
+        },
+      },
+      // Terminal phases: no runtime event leaves them; the container handlers still work.
+      done: { entry: 'clearWaitingReason' },
+      error: { entry: 'clearWaitingReason' },
     },
   });
+
+  /** Writes an artifact to the store and tells every function (artifact_exists may now hold). */
+  function writeArtifact(
+    context: SessionContext,
+    self: SelfRef,
+    write: { name: string; workerId?: string; content?: string; summary?: string; at: number },
+    enqueue: Enqueue,
+  ): void {
+    const artifacts = artifactsOf(self);
+    const current = currentArtifact(artifacts, write.name);
+    const store = self.getSnapshot().children[ARTIFACTS_CHILD_ID]?.getSnapshot() as
+      | { context: ArtifactStoreContext }
+      | undefined;
+    // The store edits a draft in place and otherwise creates the next id: the same rule here.
+    const id = current?.status === 'drafted' ? current.id : `art-${store?.context.nextSeq ?? 1}`;
+    enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'write', ...write });
+    enqueue.sendParent(
+      toHost({
+        type: 'artifact_written',
+        sessionId: context.sessionId,
+        artifactId: id,
+        name: write.name,
+      }),
+    );
+    const facts = factsOf(context, self, write.name);
+    for (const name of context.liveFunctions) {
+      enqueue.sendTo(functionActorId(context.sessionId, name), {
+        type: 'fn.facts',
+        facts,
+        at: write.at,
+      });
+    }
+  }
 
   /** Spawns the named functions that are not live yet; returns the context after. */
   function activate(
     context: SessionContext,
+    self: SelfRef,
     names: readonly string[],
     at: number,
     by: string,
@@ -410,7 +996,7 @@ export function createSessionMachine(env: MachineEnv) {
       enqueue.spawnChild('function', {
         id,
         systemId: id,
-        input: { sessionId: context.sessionId, name, facts: factsOf(context), at },
+        input: { sessionId: context.sessionId, name, facts: factsOf(context, self), at },
       });
       live = [...live, name];
       delete retired[name];
@@ -427,10 +1013,10 @@ export function createSessionMachine(env: MachineEnv) {
   /** Stops the named live functions, keeping their last state; returns the context after. */
   function deactivate(
     context: SessionContext,
+    self: SelfRef,
     names: readonly string[],
     at: number,
     by: string,
-    self: { getSnapshot(): { children: Record<string, { getSnapshot(): unknown } | undefined> } },
     enqueue: Enqueue,
   ): SessionContext {
     let live = context.liveFunctions;
@@ -441,14 +1027,13 @@ export function createSessionMachine(env: MachineEnv) {
       const last = self.getSnapshot().children[id]?.getSnapshot() as
         | { value: unknown; context: FunctionContext }
         | undefined;
-      if (last) {
+      if (last)
         retired[name] = {
-          phase: phaseOf(last.value),
+          phase: phaseOfFunction(last.value),
           reason: 'deactivated',
           at,
           context: last.context,
         };
-      }
       enqueue.stopChild(id);
       live = live.filter((other) => other !== name);
       enqueue.sendParent(
@@ -463,17 +1048,13 @@ export function createSessionMachine(env: MachineEnv) {
     const patch = { liveFunctions: live, retiredFunctions: retired, idle, updatedAt: at };
     enqueue.assign(patch);
     const next = { ...context, ...patch };
-    if (idle && context.idle && idle.awaiting.length === 0 && context.idle.awaiting.length > 0) {
+    if (idle && context.idle && idle.awaiting.length === 0 && context.idle.awaiting.length > 0)
       settleIdle(next, idle, enqueue);
-    }
     return next;
   }
 
   /** The running loop's state, read from its actor. */
-  function liveLoop(
-    context: SessionContext,
-    self: { getSnapshot(): { children: Record<string, { getSnapshot(): unknown } | undefined> } },
-  ) {
+  function liveLoop(context: SessionContext, self: SelfRef) {
     if (context.activeLoopId === null) return undefined;
     const snapshot = self
       .getSnapshot()
@@ -502,7 +1083,7 @@ export function createSessionMachine(env: MachineEnv) {
             type: 'fn.continue_granted',
             turn: context.turn,
             at: context.updatedAt,
-          } satisfies FunctionEvent);
+          });
         }
       }
     }
@@ -511,7 +1092,7 @@ export function createSessionMachine(env: MachineEnv) {
       enqueue.sendParent(
         toHost({ type: 'continue_blocked', sessionId: context.sessionId, ...block }),
       );
-    if (continued)
+    if (continued) {
       enqueue.sendParent(
         toHost({
           type: 'continue',
@@ -520,6 +1101,7 @@ export function createSessionMachine(env: MachineEnv) {
           continuation: continuations,
         }),
       );
+    }
     const report: IdleReport = {
       turn: context.turn,
       continued,
@@ -530,37 +1112,10 @@ export function createSessionMachine(env: MachineEnv) {
     };
     enqueue.sendParent(toHost({ type: 'idle', sessionId: context.sessionId, report }));
   }
-
-  function broadcastFacts(context: SessionContext, at: number, enqueue: Enqueue): void {
-    const facts = factsOf(context);
-    for (const name of context.liveFunctions) {
-      enqueue.sendTo(functionActorId(context.sessionId, name), {
-        type: 'fn.facts',
-        facts,
-        at,
-      } satisfies FunctionEvent);
-    }
-  }
-}
-
-/**
- * The part of XState's action enqueuer the session's helpers use. Method syntax on purpose:
- * it lets every handler pass its own event-specific enqueuer.
- */
-interface Enqueue {
-  assign(patch: Partial<SessionContext>): void;
-  sendTo(target: string, event: FunctionEvent): void;
-  sendParent(event: ToHostEvent | SystemLoopEvent): void;
-  spawnChild(
-    src: 'function',
-    options: { id: string; systemId: string; input: FunctionInput },
-  ): void;
-  stopChild(id: string): void;
-}
-
-function toHost(event: HostEvent): ToHostEvent {
-  return { type: 'host', event };
 }
 
 /** The session machine type of one rolebox. */
 export type SessionMachine = ReturnType<typeof createSessionMachine>;
+
+/** Commands for a session, re-exported for the system machine. */
+export type { SessionCommand };

@@ -46,7 +46,11 @@ export function createSystemMachine(env: MachineEnv) {
           enqueue.spawnChild('session', {
             id,
             systemId: id,
-            input: { sessionId: event.sessionId, at: event.at },
+            input: {
+              sessionId: event.sessionId,
+              at: event.at,
+              ...(event.acceptanceMode ? { acceptanceMode: event.acceptanceMode } : {}),
+            },
           });
           enqueue.assign({
             sessions: { ...context.sessions, [event.sessionId]: { openedAt: event.at } },

@@ -24,6 +24,13 @@ export const ERROR_CODES = {
   malformed_loop_text: 'a `|loop|` call whose parameters cannot be parsed',
   no_dispatcher: 'starting a loop on a rolebox created without a dispatcher',
   no_active_loop: 'stopping a loop when the session has none running',
+  invalid_event: 'a runtime event with an unknown type or a malformed field',
+  event_not_allowed: 'a runtime event the current phase and waiting reason do not accept',
+  decision_mismatch: 'approving or rejecting a decision other than the one awaiting approval',
+  unknown_artifact: 'an artifact id the session does not have',
+  artifact_mismatch: 'reviewing an artifact other than the one under review',
+  invalid_artifact_transition: 'an artifact status change the lifecycle forbids',
+  tool_not_allowed: 'a tool call in a phase that does not allow it',
   not_started: 'a call that needs rb.start() first',
   stopped: 'a call on a rolebox that has been stopped',
 } as const;

@@ -1,5 +1,6 @@
 import type { ContinuationBlock } from './function/continuation.js';
 import type { LoopPhase } from './loop/types.js';
+import type { SessionEffect } from './session/runtime-types.js';
 import type { SignalReceipt } from './signal/reply.js';
 
 /** What one idle cycle of a session decided. */
@@ -64,6 +65,7 @@ export type HostEvent =
       readonly name: string;
     }
   | { readonly type: 'session_opened'; readonly sessionId: string }
+  | { readonly type: 'effect'; readonly sessionId: string; readonly effect: SessionEffect }
   | {
       readonly type: 'note';
       readonly sessionId: string;

@@ -31,6 +31,8 @@ export interface RoleboxLimits {
   readonly seedCharCap: number;
   /** Most loops in one loop tree (default 30). */
   readonly maxTreeLoops: number;
+  /** Most loop-tool calls between two user actions (SPEC §4.3; default 12). */
+  readonly maxToolBurst: number;
 }
 
 /** The defaults of the specification. */
@@ -44,6 +46,7 @@ export const DEFAULT_LIMITS: RoleboxLimits = {
   summaryCharCap: SUMMARY_INPUT_CHAR_CAP,
   seedCharCap: SEED_CHAR_CAP,
   maxTreeLoops: MAX_TREE_WORKER_SESSIONS,
+  maxToolBurst: 12,
 };
 
 const nonNegativeInt = z.number().int().min(0);
@@ -58,6 +61,7 @@ const limitsSchema = z.strictObject({
   summaryCharCap: positiveInt.optional(),
   seedCharCap: positiveInt.optional(),
   maxTreeLoops: positiveInt.optional(),
+  maxToolBurst: positiveInt.optional(),
 });
 
 /**

@@ -1,5 +1,12 @@
-import { type Actor, createActor, type InspectionEvent, type Observer } from 'xstate';
+import {
+  type Actor,
+  createActor,
+  type InspectionEvent,
+  type Observer,
+  type SnapshotFrom,
+} from 'xstate';
 import { loopStateOf } from '../machines/loop.machine.js';
+import { ARTIFACTS_CHILD_ID, type SessionMachine } from '../machines/session.machine.js';
 import { createSystemMachine, type SystemMachine } from '../machines/system.machine.js';
 import { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
 import { type ConditionRegistry, defaultConditionRegistry } from './condition/registry.js';
@@ -14,8 +21,9 @@ import type { MachineEnv } from './machine-env.js';
 import { type Clock, realClock } from './ports/clock.js';
 import type { Dispatcher } from './ports/dispatcher.js';
 import { type IdSource, nanoidIdSource } from './ports/ids.js';
-import type { SessionContext } from './session/machine-types.js';
-import { SessionHandle, type SessionHost } from './session-handle.js';
+import type { ArtifactStoreContext } from './session/artifact-store.js';
+import type { AcceptanceMode } from './session/runtime-types.js';
+import { SessionHandle, type SessionHost, type SessionSnapshotView } from './session-handle.js';
 import type { SystemEvent } from './system/machine-types.js';
 
 /** An XState inspection observer: a function or an observer object. */
@@ -37,12 +45,22 @@ export interface RoleboxOptions {
   readonly inspect?: InspectOption;
   /** Runs loop rounds as worker tasks; loops cannot start without one. */
   readonly dispatcher?: Dispatcher;
+  /**
+   * The seed's behaviour for runtime events a phase does not allow: the session moves to
+   * `error` instead of the event being refused with a RoleboxError (default false).
+   */
+  readonly strictSessions?: boolean;
 }
 
 /** A handler for host events of one type. */
 export type HostEventHandler<T extends HostEventType> = (event: HostEventOf<T>) => void;
 
 const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+const ACCEPTANCE_MODES: readonly AcceptanceMode[] = [
+  'user_confirmed',
+  'no_confirmation',
+  'programmatic_review',
+];
 
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
@@ -121,7 +139,8 @@ export class Rolebox {
         this.#dispatch({ type: 'system.start_loop', sessionId, loop, rootLoopId }),
       deliver: (sessionId, command) =>
         this.#dispatch({ type: 'system.deliver', sessionId, command }),
-      sessionContext: (sessionId) => this.#sessionContext(sessionId),
+      sessionSnapshot: (sessionId) => this.#sessionSnapshot(sessionId),
+      strictSessions: options.strictSessions === true,
       liveFunction: (sessionId, name) => this.#liveFunction(sessionId, name),
       close: (sessionId) => {
         this.#dispatch({ type: 'system.close_session', sessionId, at: this.#clock.now() });
@@ -143,7 +162,9 @@ export class Rolebox {
    * Throws: `duplicate_session` when `id` is live, `invalid_argument` for a bad id,
    * `not_started` before `start()`.
    */
-  async openSession(options: { readonly id?: string } = {}): Promise<SessionHandle> {
+  async openSession(
+    options: { readonly id?: string; readonly acceptanceMode?: AcceptanceMode } = {},
+  ): Promise<SessionHandle> {
     this.#requireStarted();
     if (typeof options !== 'object' || options === null) {
       throw new RoleboxError(
@@ -156,8 +177,16 @@ export class Rolebox {
       throw new RoleboxError(
         'invalid_argument',
         `session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got ${describeValue(id)}`,
+        { id },
+      );
+    }
+    const { acceptanceMode } = options;
+    if (acceptanceMode !== undefined && !ACCEPTANCE_MODES.includes(acceptanceMode)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `acceptanceMode must be one of ${ACCEPTANCE_MODES.join(', ')}, got ${describeValue(acceptanceMode)}`,
         {
-          id,
+          acceptanceMode,
         },
       );
     }
@@ -165,13 +194,18 @@ export class Rolebox {
       throw new RoleboxError('duplicate_session', `session ${describeValue(id)} is already open`, {
         id,
       });
-    this.#dispatch({ type: 'system.open_session', sessionId: id, at: this.#clock.now() });
+    this.#dispatch({
+      type: 'system.open_session',
+      sessionId: id,
+      at: this.#clock.now(),
+      ...(acceptanceMode ? { acceptanceMode } : {}),
+    });
     return new SessionHandle(id, this.#sessionHost);
   }
 
   /** The handle of a live session. Throws: `unknown_session`. */
   session(id: string): SessionHandle {
-    this.#sessionContext(id);
+    this.#sessionSnapshot(id);
     return new SessionHandle(id, this.#sessionHost);
   }
 
@@ -219,7 +253,7 @@ export class Rolebox {
     return Object.hasOwn(this.system.getSnapshot().context.sessions, sessionId);
   }
 
-  #sessionContext(sessionId: string): SessionContext {
+  #sessionSnapshot(sessionId: string): SessionSnapshotView {
     this.#requireStarted();
     const ref =
       typeof sessionId === 'string' && this.#isLive(sessionId)
@@ -229,7 +263,16 @@ export class Rolebox {
       throw new RoleboxError('unknown_session', `no open session ${describeValue(sessionId)}`, {
         sessionId,
       });
-    return ref.getSnapshot().context as SessionContext;
+    const snapshot = ref.getSnapshot() as SnapshotFrom<SessionMachine>;
+    const store = snapshot.children[ARTIFACTS_CHILD_ID]?.getSnapshot() as
+      | { context: ArtifactStoreContext }
+      | undefined;
+    return {
+      value: snapshot.value,
+      context: snapshot.context,
+      artifacts: store?.context.artifacts ?? [],
+      can: (event) => snapshot.can(event),
+    };
   }
 
   #liveFunction(

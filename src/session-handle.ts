@@ -13,13 +13,23 @@ import type { LoopInput } from './loop/machine-types.js';
 import { parseLoopCommand } from './loop/parse-loop-command.js';
 import { checkLoopRegistration, type LoopRegistry } from './loop/registry.js';
 import type { LoopState } from './loop/types.js';
+import type { ArtifactRecord } from './session/artifact.js';
 import type { SessionCommand } from './session/commands.js';
-import type { SessionContext } from './session/machine-types.js';
+import type { SessionContext, SessionEvent } from './session/machine-types.js';
+import { parseRuntimeEvent } from './session/runtime-event-schema.js';
+import type {
+  RuntimeEvent,
+  RuntimePhase,
+  SessionEffect,
+  TimedRuntimeEvent,
+  WaitingReason,
+} from './session/runtime-types.js';
+import { ArtifactsHandle } from './session-artifacts.js';
 import { parseSignalArguments } from './signal/parse-signal-text.js';
 import type { SignalReceipt } from './signal/reply.js';
 import { parseSignalArgs, type SignalArgs } from './signal/schema.js';
 import { parseToolCallText } from './tool-call.js';
-import { type SessionView, sessionView } from './views.js';
+import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
 /** Signal arguments as a host passes them; validated on the way in. */
 export interface SignalInput {
@@ -49,6 +59,29 @@ export interface MessageReceipt {
   readonly loopStopped: boolean;
 }
 
+/** What the facade reads of a live session actor. */
+export interface SessionSnapshotView {
+  /** The machine's state value (`'running'`, `{ waiting_user: 'input' }`, …). */
+  readonly value: unknown;
+  readonly context: SessionContext;
+  readonly artifacts: readonly ArtifactRecord[];
+  /** Whether the machine would take a transition on this event. */
+  can(event: SessionEvent): boolean;
+}
+
+/** What `session.send(event)` answers: where the session is now, and what the host must do. */
+export interface SendResult {
+  readonly phase: RuntimePhase;
+  readonly waitingReason: WaitingReason | null;
+  /** The effects the event caused, in order (also delivered as `effect` host events). */
+  readonly effects: readonly SessionEffect[];
+}
+
+/** What `session.toolCall()` answers. */
+export type ToolCallResult =
+  | { readonly allowed: true; readonly burst: number }
+  | { readonly allowed: false; readonly reason: 'burst_limit'; readonly message: string };
+
 /** What a session handle needs from its rolebox. Internal: hosts never implement it. */
 export interface SessionHost {
   readonly catalog: FunctionCatalog;
@@ -64,7 +97,9 @@ export interface SessionHost {
   /** Sends a command to the session; returns the host events it caused. */
   deliver(sessionId: string, command: SessionCommand): readonly HostEvent[];
   /** Throws `unknown_session` / `stopped` when the session is not live. */
-  sessionContext(sessionId: string): SessionContext;
+  sessionSnapshot(sessionId: string): SessionSnapshotView;
+  /** Strict sessions: a runtime event the phase does not allow sends the session to `error`. */
+  readonly strictSessions: boolean;
   /** The phase and context of a live function actor, if it is live. */
   liveFunction(
     sessionId: string,
@@ -84,10 +119,144 @@ export class SessionHandle {
   readonly id: string;
   readonly #host: SessionHost;
 
+  /** The session's artifacts (write, review statuses, facts). */
+  readonly artifacts: ArtifactsHandle;
+
   /** Internal: use `rb.openSession()` or `rb.session(id)`. */
   constructor(id: string, host: SessionHost) {
     this.id = id;
     this.#host = host;
+    this.artifacts = new ArtifactsHandle({
+      sessionId: id,
+      now: () => host.now(),
+      artifacts: () => host.sessionSnapshot(id).artifacts,
+      deliver: (command) => {
+        host.deliver(id, command);
+      },
+    });
+  }
+
+  /**
+   * Sends a runtime event (SPEC §4.2), validated per type. An event the current phase and
+   * waiting reason do not accept is refused with `event_not_allowed` naming both (or, with
+   * `createRolebox({ strictSessions: true })`, sends the session to `error`).
+   * Returns: the phase, the waiting reason and the effects the host must carry out.
+   * Throws: `invalid_event`, `event_not_allowed`, `decision_mismatch`, `artifact_mismatch`,
+   * `unknown_artifact`, `invalid_artifact_transition`; none of them changes anything.
+   */
+  send(event: RuntimeEvent): SendResult {
+    const parsed = parseRuntimeEvent(event);
+    const snapshot = this.#host.sessionSnapshot(this.id);
+    const timed = { ...parsed, at: this.#host.now() } as TimedRuntimeEvent;
+    const problem = runtimeEventProblem(snapshot, timed);
+    let events: readonly HostEvent[];
+    if (problem) {
+      if (!this.#host.strictSessions) throw problem;
+      events = this.#deliver({
+        type: 'session.runtime_rejected',
+        event: parsed,
+        reason: problem.message,
+        at: timed.at,
+      });
+    } else {
+      events = this.#deliver(timed);
+    }
+    const after = this.#host.sessionSnapshot(this.id);
+    return {
+      phase: runtimePhaseOf(after.value),
+      waitingReason:
+        after.context.waitingReason === null ? null : structuredClone(after.context.waitingReason),
+      effects: events.flatMap((hostEvent) =>
+        hostEvent.type === 'effect' && hostEvent.sessionId === this.id ? [hostEvent.effect] : [],
+      ),
+    };
+  }
+
+  /**
+   * Asks whether the main agent may call a tool now (SPEC §4.3), and records the call.
+   * Loop tools (read-only) count towards the burst limit: the call past
+   * `limits.maxToolBurst` is refused and the session waits for the user (`waiting_user.input`).
+   * Boundary tools (run_worker, ask_user, finish, …) do not count. Allowed calls are also
+   * reported to the functions, like `observeTool`.
+   * Throws: `tool_not_allowed` unless the session is `running` with no worker in flight;
+   * `invalid_argument` for a bad name or kind.
+   */
+  toolCall(call: { readonly name: string; readonly kind: 'loop' | 'boundary' }): ToolCallResult {
+    if (
+      typeof call !== 'object' ||
+      call === null ||
+      typeof call.name !== 'string' ||
+      !TOOL_NAME.test(call.name)
+    ) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `toolCall needs { name, kind }, with an identifier as name, got ${describeValue(call)}`,
+      );
+    }
+    if (call.kind !== 'loop' && call.kind !== 'boundary') {
+      throw new RoleboxError(
+        'invalid_argument',
+        `tool kind must be "loop" or "boundary", got ${describeValue(call.kind)}`,
+        { kind: call.kind },
+      );
+    }
+    const snapshot = this.#host.sessionSnapshot(this.id);
+    const phase = runtimePhaseOf(snapshot.value);
+    if (phase !== 'running') {
+      throw new RoleboxError(
+        'tool_not_allowed',
+        `tool ${call.name} refused: the session is ${phase}, tools run only while it is running`,
+        {
+          tool: call.name,
+          phase,
+        },
+      );
+    }
+    if (snapshot.context.currentWorkerId !== null) {
+      throw new RoleboxError(
+        'tool_not_allowed',
+        `tool ${call.name} refused: worker ${snapshot.context.currentWorkerId} is running and the main agent is paused`,
+        { tool: call.name, workerId: snapshot.context.currentWorkerId },
+      );
+    }
+    this.#deliver({
+      type: 'session.tool_call',
+      name: call.name,
+      kind: call.kind,
+      at: this.#host.now(),
+    });
+    const after = this.#host.sessionSnapshot(this.id);
+    if (runtimePhaseOf(after.value) === 'waiting_user') {
+      const reason = after.context.waitingReason;
+      return {
+        allowed: false,
+        reason: 'burst_limit',
+        message: reason?.kind === 'input' ? (reason.message ?? '') : '',
+      };
+    }
+    return { allowed: true, burst: after.context.toolLoopBurstCount };
+  }
+
+  /** The accepted artifacts: the only ones that may be served as facts. */
+  facts(): ArtifactRecord[] {
+    return this.artifacts.facts();
+  }
+
+  /** Sets a host-owned slot (`view().slots`). Throws: `invalid_argument` for a bad key or a value that is not JSON. */
+  setSlot(key: string, value: unknown): void {
+    if (typeof key !== 'string' || key === '') {
+      throw new RoleboxError(
+        'invalid_argument',
+        `slot key must be a non-empty string, got ${describeValue(key)}`,
+        { key },
+      );
+    }
+    this.#deliver({
+      type: 'session.set_slot',
+      key,
+      value: toJson(value, `slot ${key}`),
+      at: this.#host.now(),
+    });
   }
 
   /**
@@ -345,31 +514,22 @@ export class SessionHandle {
         { key },
       );
     }
-    let json: unknown;
-    try {
-      json = value === undefined ? undefined : JSON.parse(JSON.stringify(value));
-    } catch {
-      json = undefined;
-    }
-    if (json === undefined) {
-      throw new RoleboxError(
-        'invalid_argument',
-        `kv value must be JSON, got ${describeValue(value)}`,
-        { key },
-      );
-    }
+    const json = toJson(value, `kv value ${key}`);
     this.#deliver({ type: 'session.kv_set', name, key, value: json, at: this.#host.now() });
   }
 
-  /** A plain-JSON picture of the session: functions, artifacts and its loop. */
+  /** A plain-JSON picture of the session: phase, waiting reason, functions, artifacts, loop. */
   view(): SessionView {
-    const context = this.#context();
+    const snapshot = this.#host.sessionSnapshot(this.id);
+    const { context } = snapshot;
     const loop =
       context.activeLoopId === null
         ? context.lastLoop
         : (this.#host.liveLoop(context.activeLoopId) ?? null);
     return sessionView(
+      snapshot.value,
       context,
+      snapshot.artifacts,
       (name) => this.#host.liveFunction(this.id, name),
       this.#host.catalog,
       loop,
@@ -383,7 +543,7 @@ export class SessionHandle {
   }
 
   #context(): SessionContext {
-    return this.#host.sessionContext(this.id);
+    return this.#host.sessionSnapshot(this.id).context;
   }
 
   #isLive(name: string): boolean {
@@ -418,4 +578,116 @@ export class SessionHandle {
       throw new Error(`rolebox internal error: session ${this.id} did not answer ${type}`);
     return found as HostEventOf<T>;
   }
+}
+
+/** Clones a value through JSON. Throws: `invalid_argument` when it is not JSON. */
+function toJson(value: unknown, what: string): unknown {
+  let json: unknown;
+  try {
+    json = value === undefined ? undefined : JSON.parse(JSON.stringify(value));
+  } catch {
+    json = undefined;
+  }
+  if (json === undefined)
+    throw new RoleboxError(
+      'invalid_argument',
+      `${what} must be JSON, got ${describeValue(value)}`,
+      { what },
+    );
+  return json;
+}
+
+/**
+ * Why a runtime event cannot be applied now, as the error to throw; undefined when it can.
+ * Mismatched ids and artifacts get their own codes; everything else the machine refuses is
+ * `event_not_allowed`, naming the phase, the waiting reason and the event.
+ */
+export function runtimeEventProblem(
+  snapshot: SessionSnapshotView,
+  event: TimedRuntimeEvent,
+): RoleboxError | undefined {
+  const { context } = snapshot;
+  const phase = runtimePhaseOf(snapshot.value);
+  const reason = context.waitingReason;
+  if (
+    (event.type === 'user_approved_next_step' || event.type === 'user_rejected_next_step') &&
+    reason?.kind === 'approve_step'
+  ) {
+    if (reason.decisionId !== event.decisionId) {
+      return new RoleboxError(
+        'decision_mismatch',
+        `${event.type}: decision ${describeValue(event.decisionId)} is not the one awaiting approval (${reason.decisionId})`,
+        {
+          expected: reason.decisionId,
+          got: event.decisionId,
+        },
+      );
+    }
+  }
+  if (
+    (event.type === 'user_accepted_artifact' || event.type === 'user_rejected_artifact') &&
+    reason?.kind === 'review_artifact'
+  ) {
+    if (reason.artifactId !== event.artifactId) {
+      return new RoleboxError(
+        'artifact_mismatch',
+        `${event.type}: artifact ${describeValue(event.artifactId)} is not the one under review (${reason.artifactId})`,
+        {
+          expected: reason.artifactId,
+          got: event.artifactId,
+        },
+      );
+    }
+  }
+  if (event.type === 'worker_completed' && phase === 'running') {
+    const artifact = snapshot.artifacts.find((candidate) => candidate.id === event.artifactId);
+    if (!artifact) {
+      return new RoleboxError(
+        'unknown_artifact',
+        `worker_completed: session has no artifact ${describeValue(event.artifactId)}; write it first`,
+        {
+          artifactId: event.artifactId,
+        },
+      );
+    }
+    if (artifact.status !== 'drafted') {
+      return new RoleboxError(
+        'invalid_artifact_transition',
+        `worker_completed: artifact ${artifact.id} is ${artifact.status}; only a drafted artifact can be put under review`,
+        { artifactId: artifact.id, from: artifact.status, to: 'under_review' },
+      );
+    }
+  }
+  if (
+    event.type === 'skill_selected' &&
+    reason?.kind === 'skill_selection' &&
+    reason.availableSkills.length > 0
+  ) {
+    if (!reason.availableSkills.some((skill) => skill.name === event.skill)) {
+      return new RoleboxError(
+        'invalid_event',
+        `skill_selected: ${describeValue(event.skill)} is not one of the available skills (${reason.availableSkills.map((skill) => skill.name).join(', ')})`,
+        { skill: event.skill },
+      );
+    }
+  }
+  if (!snapshot.can(event)) {
+    const where = reason ? `${phase}.${reason.kind}` : phase;
+    const why =
+      (event.type === 'programmatic_review_passed' ||
+        event.type === 'programmatic_review_failed') &&
+      phase === 'running'
+        ? ' (no artifact is under programmatic review)'
+        : '';
+    return new RoleboxError(
+      'event_not_allowed',
+      `event ${event.type} is not allowed in phase ${phase}${reason ? `, waiting reason ${reason.kind}` : ''} (${where})${why}`,
+      {
+        phase,
+        waitingReason: reason?.kind ?? null,
+        event: event.type,
+      },
+    );
+  }
+  return undefined;
 }

@@ -4,6 +4,7 @@ import type { FunctionContext, FunctionPhase } from './function/machine-types.js
 import type { LoopState } from './loop/types.js';
 import type { ArtifactRecord } from './session/artifact.js';
 import type { SessionContext } from './session/machine-types.js';
+import type { AcceptanceMode, RuntimePhase, WaitingReason } from './session/runtime-types.js';
 import { LEDGER_KEY, readLedgerRecord } from './signal/ledger.js';
 
 /** A plain-JSON picture of one function in a session. */
@@ -28,6 +29,18 @@ export interface FunctionView {
 /** A plain-JSON picture of a session: what `session.view()` returns. */
 export interface SessionView {
   readonly id: string;
+  /** The runtime phase (SPEC §4.1). */
+  readonly phase: RuntimePhase;
+  /** Why the session waits, in `waiting_user`; otherwise null. */
+  readonly waitingReason: WaitingReason | null;
+  /** The worker in flight, if any (the main agent is paused meanwhile). */
+  readonly currentWorkerId: string | null;
+  readonly acceptanceMode: AcceptanceMode;
+  /** Loop-tool calls since the last user action. */
+  readonly toolLoopBurstCount: number;
+  /** Why the session is in `error`, if it is. */
+  readonly errorReason: string | null;
+  readonly slots: Readonly<Record<string, unknown>>;
   /** Turns completed (idle cycles). */
   readonly turn: number;
   /** Continuations granted so far. */
@@ -65,9 +78,16 @@ export function functionView(
   });
 }
 
+/** The runtime phase of a session snapshot value (`'running'`, `{ waiting_user: 'input' }`, …). */
+export function runtimePhaseOf(value: unknown): RuntimePhase {
+  return (typeof value === 'string' ? value : Object.keys(value as object)[0]) as RuntimePhase;
+}
+
 /** Builds a {@link SessionView}; `liveFunction` reads a live function's phase and context. */
 export function sessionView(
+  value: unknown,
   context: SessionContext,
+  artifacts: readonly ArtifactRecord[],
   liveFunction: (name: string) => { phase: FunctionPhase; context: FunctionContext } | undefined,
   catalog: FunctionCatalog,
   loop: LoopState | null,
@@ -82,10 +102,17 @@ export function sessionView(
   }
   return {
     id: context.sessionId,
+    phase: runtimePhaseOf(value),
+    waitingReason: context.waitingReason === null ? null : structuredClone(context.waitingReason),
+    currentWorkerId: context.currentWorkerId,
+    acceptanceMode: context.acceptanceMode,
+    toolLoopBurstCount: context.toolLoopBurstCount,
+    errorReason: context.errorReason,
+    slots: structuredClone(context.slots),
     turn: context.turn,
     continuations: context.continuations,
     functions,
-    artifacts: structuredClone(context.artifacts) as ArtifactRecord[],
+    artifacts: structuredClone(artifacts) as ArtifactRecord[],
     loop: loop === null ? null : structuredClone(loop),
   };
 }

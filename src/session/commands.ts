@@ -1,5 +1,7 @@
 import type { LoopInput } from '../loop/machine-types.js';
 import type { SignalArgs } from '../signal/schema.js';
+import type { ArtifactStatus } from './artifact.js';
+import type { RuntimeEvent, TimedRuntimeEvent } from './runtime-types.js';
 
 /**
  * The commands a host sends to one session (through the system actor). The facade
@@ -21,4 +23,38 @@ export type SessionCommand =
       readonly at: number;
     }
   | { readonly type: 'session.start_loop'; readonly loop: LoopInput }
-  | { readonly type: 'session.stop_loop'; readonly now: boolean; readonly at: number };
+  | { readonly type: 'session.stop_loop'; readonly now: boolean; readonly at: number }
+  | {
+      readonly type: 'session.tool_call';
+      readonly name: string;
+      readonly kind: 'loop' | 'boundary';
+      readonly at: number;
+    }
+  | {
+      readonly type: 'session.write_artifact';
+      readonly name: string;
+      readonly workerId?: string;
+      readonly content?: string;
+      readonly summary?: string;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'session.set_artifact_status';
+      readonly id: string;
+      readonly status: ArtifactStatus;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'session.set_slot';
+      readonly key: string;
+      readonly value: unknown;
+      readonly at: number;
+    }
+  /** Strict mode: a runtime event the phase does not allow sends the session to `error`. */
+  | {
+      readonly type: 'session.runtime_rejected';
+      readonly event: RuntimeEvent;
+      readonly reason: string;
+      readonly at: number;
+    }
+  | TimedRuntimeEvent;

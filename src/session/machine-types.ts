@@ -6,8 +6,16 @@ import type {
 } from '../function/machine-types.js';
 import type { LoopToSessionEvent } from '../loop/machine-types.js';
 import type { LoopState } from '../loop/types.js';
-import type { ArtifactRecord } from './artifact.js';
 import type { SessionCommand } from './commands.js';
+import type {
+  AcceptanceMode,
+  HistoryEntry,
+  MainAgentDecision,
+  ResumeContext,
+  SkillIndexEntry,
+  TimedRuntimeEvent,
+  WaitingReason,
+} from './runtime-types.js';
 
 /** A function that is no longer live: its last state stays readable. */
 export interface RetiredFunction {
@@ -28,11 +36,13 @@ export interface IdleCycle {
   readonly blocked: readonly { readonly function: string; readonly reason: ContinuationBlock }[];
 }
 
-/** The context of a session actor: plain JSON. */
+/** The context of a session actor: plain JSON. The phase is the machine's top-level state. */
 export interface SessionContext {
   readonly sessionId: string;
   readonly createdAt: number;
   readonly updatedAt: number;
+
+  // Functions and the agent's turns.
   /** Turns completed (idle cycles). */
   readonly turn: number;
   /** The user sent a message since the last idle. */
@@ -47,20 +57,50 @@ export interface SessionContext {
   readonly idleCycle: number;
   /** The idle cycle being answered, if any. */
   readonly idle: IdleCycle | null;
-  readonly artifacts: readonly ArtifactRecord[];
-  /** Sequence for artifact ids (`art-1`, `art-2`, …): deterministic, so replays match. */
-  readonly nextArtifactSeq: number;
+
+  // Loops.
   /** The loop running in this session (child `loop:<id>`), if any. */
   readonly activeLoopId: string | null;
   /** The last loop that finished here, as it ended. */
   readonly lastLoop: LoopState | null;
+
+  // The runtime model (SPEC §4).
+  /** Why the session waits, while it is in `waiting_user`; the sub-state has the same name. */
+  readonly waitingReason: WaitingReason | null;
+  /** The worker in flight; while set, the main agent is paused. */
+  readonly currentWorkerId: string | null;
+  /** How the current worker's artifact becomes a fact. */
+  readonly acceptanceMode: AcceptanceMode;
+  /** A worker waiting for the user's answers. */
+  readonly resumeContext: ResumeContext | null;
+  /** A decision waiting for the user's approval. */
+  readonly pendingDecision: MainAgentDecision | null;
+  /** The artifact under programmatic review, if any. */
+  readonly reviewArtifactId: string | null;
+  /** Host-owned values. */
+  readonly slots: Readonly<Record<string, unknown>>;
+  readonly availableSkills: readonly SkillIndexEntry[];
+  readonly skill: string | null;
+  readonly intakePrompt: string | null;
+  /** Loop-tool calls since the last user action (SPEC §4.3). */
+  readonly toolLoopBurstCount: number;
+  /** Why the session is in `error`. */
+  readonly errorReason: string | null;
+  /** Every applied runtime event, in order. */
+  readonly history: readonly HistoryEntry[];
 }
 
 /** What the system passes when it spawns a session. */
 export interface SessionInput {
   readonly sessionId: string;
   readonly at: number;
+  /** The default acceptance mode (default `user_confirmed`). */
+  readonly acceptanceMode?: AcceptanceMode;
 }
 
 /** Every event a session actor accepts. */
-export type SessionEvent = SessionCommand | FunctionToSessionEvent | LoopToSessionEvent;
+export type SessionEvent =
+  | SessionCommand
+  | TimedRuntimeEvent
+  | FunctionToSessionEvent
+  | LoopToSessionEvent;

@@ -3,6 +3,7 @@ import type { LoopInput } from '../loop/machine-types.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SessionCommand } from '../session/commands.js';
+import type { AcceptanceMode } from '../session/runtime-types.js';
 
 /** The context of the root system actor: the registry of live sessions. Plain JSON. */
 export interface SystemContext {
@@ -24,7 +25,12 @@ export type SystemLoopEvent =
 
 /** Every event the system actor accepts. */
 export type SystemEvent =
-  | { readonly type: 'system.open_session'; readonly sessionId: string; readonly at: number }
+  | {
+      readonly type: 'system.open_session';
+      readonly sessionId: string;
+      readonly at: number;
+      readonly acceptanceMode?: AcceptanceMode;
+    }
   | { readonly type: 'system.close_session'; readonly sessionId: string; readonly at: number }
   | {
       readonly type: 'system.deliver';
