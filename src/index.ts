@@ -14,6 +14,8 @@ export {
   loopStateOf,
 } from '../machines/loop.machine.js';
 export {
+  ARTIFACTS_CHILD_ID,
+  artifactsOf,
   createSessionMachine,
   SESSION_MACHINE_VERSION,
   type SessionMachine,
@@ -125,11 +127,57 @@ export {
   type RoleboxOptions,
 } from './rolebox.js';
 export type { ArtifactRecord, ArtifactStatus } from './session/artifact.js';
+export {
+  ARTIFACT_STATUSES,
+  ARTIFACT_TRANSITIONS,
+  assertArtifactStatusChange,
+  canChangeArtifactStatus,
+} from './session/artifact-lifecycle.js';
+export {
+  type ArtifactStoreContext,
+  type ArtifactStoreEvent,
+  type ArtifactWrite,
+  applyArtifactStatus,
+  applyArtifactWrite,
+  artifactStoreLogic,
+  currentArtifact,
+} from './session/artifact-store.js';
 export type { SessionCommand } from './session/commands.js';
 export type { SessionFacts } from './session/facts.js';
 export type { SessionContext } from './session/machine-types.js';
+export {
+  parseRuntimeEvent,
+  RUNTIME_EVENT_SCHEMAS,
+  RUNTIME_EVENT_TYPES,
+} from './session/runtime-event-schema.js';
+export {
+  type AcceptanceMode,
+  HARD_USER_EVENTS,
+  type HistoryEntry,
+  type MainAgentDecision,
+  type ResumeContext,
+  RUNTIME_PHASES,
+  type RuntimeEvent,
+  type RuntimeEventType,
+  type RuntimePhase,
+  type SessionEffect,
+  type SkillIndexEntry,
+  type TimedRuntimeEvent,
+  WAITING_REASON_KINDS,
+  type WaitingReason,
+  type WaitingReasonKind,
+} from './session/runtime-types.js';
+export { ArtifactsHandle } from './session-artifacts.js';
 export type { MessageReceipt, StartLoopResult } from './session-handle.js';
-export { SessionHandle, type SignalInput, type ToolReceipt } from './session-handle.js';
+export {
+  runtimeEventProblem,
+  type SendResult,
+  SessionHandle,
+  type SessionSnapshotView,
+  type SignalInput,
+  type ToolCallResult,
+  type ToolReceipt,
+} from './session-handle.js';
 export * from './signal/catalogue.js';
 export * from './signal/ledger.js';
 export { parseSignalArguments, parseSignalText } from './signal/parse-signal-text.js';
@@ -148,3 +196,4 @@ export {
 } from './signal/schema.js';
 export { parseToolCallText, type ToolCallText } from './tool-call.js';
 export type { FunctionView, SessionView } from './views.js';
+export { runtimePhaseOf } from './views.js';

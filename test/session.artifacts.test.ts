@@ -1,0 +1,151 @@
+import { describe, expect, it } from 'vitest';
+import { ARTIFACT_STATUSES, ARTIFACT_TRANSITIONS, type ArtifactStatus } from '../src/index.js';
+import { errorOf } from './support/errors.js';
+import { sessionHarness } from './support/sessions.js';
+
+/** Legal status paths from a fresh draft to each status. */
+const PATHS: Record<ArtifactStatus, ArtifactStatus[]> = {
+  drafted: [],
+  under_review: ['under_review'],
+  accepted: ['under_review', 'accepted'],
+  rejected: ['under_review', 'rejected'],
+  revision_requested: ['under_review', 'revision_requested'],
+  superseded: ['superseded'],
+};
+
+describe('artifact lifecycle (SPEC §4.1): every status change', () => {
+  for (const from of ARTIFACT_STATUSES) {
+    for (const to of ARTIFACT_STATUSES) {
+      const legal = ARTIFACT_TRANSITIONS[from].includes(to);
+      it(`${from} → ${to} is ${legal ? 'legal' : 'refused'}`, async () => {
+        const h = await sessionHarness();
+        const draft = h.session.artifacts.write({ name: 'report', workerId: 'w', content: 'v1' });
+        for (const step of PATHS[from]) h.session.artifacts.setStatus(draft.id, step);
+        expect(h.session.artifacts.require(draft.id).status).toBe(from);
+        if (legal) {
+          h.clock.advance(10);
+          expect(h.session.artifacts.setStatus(draft.id, to)).toMatchObject({
+            id: draft.id,
+            status: to,
+            updatedAt: 1_010,
+          });
+        } else {
+          const before = h.persisted();
+          const error = errorOf(() => h.session.artifacts.setStatus(draft.id, to));
+          expect(error.code).toBe('invalid_artifact_transition');
+          expect(error.message).toContain(`cannot go from ${from} to "${to}"`);
+          expect(h.persisted()).toBe(before);
+        }
+      });
+    }
+  }
+
+  it('the legal changes are exactly those of the specification', () => {
+    expect(ARTIFACT_TRANSITIONS).toEqual({
+      drafted: ['under_review', 'superseded'],
+      under_review: ['accepted', 'rejected', 'revision_requested', 'superseded'],
+      accepted: ['superseded'],
+      rejected: ['superseded'],
+      revision_requested: ['superseded'],
+      superseded: [],
+    });
+  });
+});
+
+describe('artifacts', () => {
+  it('a draft is edited in place; a reviewed version is superseded by a new draft', async () => {
+    const h = await sessionHarness();
+    const first = h.session.artifacts.write({ name: 'report', content: 'v1' });
+    h.clock.advance(5);
+    const edited = h.session.artifacts.write({
+      name: 'report',
+      content: 'v1.1',
+      summary: 'typo fixed',
+    });
+    expect(edited).toMatchObject({
+      id: first.id,
+      content: 'v1.1',
+      summary: 'typo fixed',
+      status: 'drafted',
+      createdAt: 1_000,
+      updatedAt: 1_005,
+    });
+    h.session.artifacts.setStatus(first.id, 'under_review');
+    h.session.artifacts.setStatus(first.id, 'accepted');
+    const second = h.session.artifacts.write({ name: 'report', content: 'v2' });
+    expect(second).toMatchObject({ id: 'art-2', status: 'drafted', content: 'v2' });
+    expect(h.session.artifacts.list().map((artifact) => [artifact.id, artifact.status])).toEqual([
+      ['art-1', 'superseded'],
+      ['art-2', 'drafted'],
+    ]);
+    // The superseded version is no longer a fact, and the new one is not one yet.
+    expect(h.session.facts()).toEqual([]);
+  });
+
+  it('facts() never returns an artifact that is not accepted, whatever happens', async () => {
+    const h = await sessionHarness();
+    // A seeded random walk over writes and legal status changes.
+    let seed = 42;
+    const random = () => {
+      seed = (seed * 1_103_515_245 + 12_345) % 2 ** 31;
+      return seed / 2 ** 31;
+    };
+    const names = ['a', 'b', 'c'];
+    for (let step = 0; step < 300; step++) {
+      const artifacts = h.session.artifacts.list();
+      if (random() < 0.3 || artifacts.length === 0) {
+        h.session.artifacts.write({
+          name: names[Math.floor(random() * names.length)] as string,
+          content: `step ${step}`,
+        });
+      } else {
+        const artifact = artifacts[Math.floor(random() * artifacts.length)];
+        const next = artifact ? ARTIFACT_TRANSITIONS[artifact.status] : [];
+        const to = next[Math.floor(random() * next.length)];
+        if (artifact && to) h.session.artifacts.setStatus(artifact.id, to);
+      }
+      const facts = h.session.facts();
+      expect(facts.every((artifact) => artifact.status === 'accepted')).toBe(true);
+      expect(facts).toEqual(
+        h.session.artifacts.list().filter((artifact) => artifact.status === 'accepted'),
+      );
+    }
+    expect(h.session.artifacts.list().length).toBeGreaterThan(20);
+  });
+
+  it('refuses bad input and unknown artifacts, changing nothing', async () => {
+    const h = await sessionHarness();
+    h.session.artifacts.write({ name: 'report' });
+    const before = h.persisted();
+    expect(errorOf(() => h.session.artifacts.write({ name: '' })).code).toBe('invalid_argument');
+    expect(errorOf(() => h.session.artifacts.write({ name: 'has space' })).code).toBe(
+      'invalid_argument',
+    );
+    expect(
+      errorOf(() => h.session.artifacts.write({ name: 'ok', content: 42 as never })).message,
+    ).toContain('content must be a string');
+    expect(errorOf(() => h.session.artifacts.write(null as never)).code).toBe('invalid_argument');
+    expect(errorOf(() => h.session.artifacts.setStatus('art-9', 'accepted')).code).toBe(
+      'unknown_artifact',
+    );
+    expect(errorOf(() => h.session.artifacts.setStatus('art-1', 'approved' as never)).code).toBe(
+      'invalid_artifact_transition',
+    );
+    expect(errorOf(() => h.session.artifacts.require('art-9')).message).toContain('"art-9"');
+    expect(h.persisted()).toBe(before);
+  });
+
+  it('lives in an @xstate/store actor, a child of its session', async () => {
+    const h = await sessionHarness();
+    h.session.artifacts.write({ name: 'report', content: 'x' });
+    const store = h.rb.system.system.get('artifacts:S');
+    expect(store?.getSnapshot()).toMatchObject({
+      status: 'active',
+      context: { nextSeq: 2, artifacts: [{ id: 'art-1', name: 'report' }] },
+    });
+    const persisted = h.rb.system.getPersistedSnapshot() as unknown as {
+      children: Record<string, { snapshot: { children: Record<string, { src: string }> } }>;
+    };
+    expect(persisted.children['session:S']?.snapshot.children.artifacts?.src).toBe('artifacts');
+  });
+});
