@@ -1,4 +1,4 @@
-import { and, assign, enqueueActions, setup } from 'xstate';
+import { and, assign, enqueueActions, sendParent, setup } from 'xstate';
 import { functionActorId, loopActorId } from '../src/actor-ids.js';
 import type {
   FunctionContext,
@@ -61,14 +61,33 @@ interface SelfRef {
  * it lets every handler pass its own event-specific enqueuer.
  */
 interface Enqueue {
+  (action: { type: 'tellParent'; params: { event: ToParentEvent } }): void;
   assign(patch: Partial<SessionContext>): void;
   sendTo(target: string, event: FunctionEvent | LoopEvent | ArtifactStoreEvent): void;
-  sendParent(event: ToHostEvent | SystemLoopEvent): void;
   spawnChild(
     src: 'function',
     options: { id: string; systemId: string; input: FunctionInput },
   ): void;
   stopChild(id: string): void;
+}
+
+/**
+ * XState types the enqueuer of an action declared in `setup({ actions })` without its
+ * sibling named actions (`tellParent`); at run time it has them.
+ */
+function asEnqueue(enqueue: unknown): Enqueue {
+  return enqueue as Enqueue;
+}
+
+/** Everything a session sends to the system actor. */
+type ToParentEvent = ToHostEvent | SystemLoopEvent;
+
+/**
+ * Sends to the system actor through the named action `tellParent`, the session's only
+ * outbound path: a model test provides it as a no-op to traverse the machine alone.
+ */
+function tell(enqueue: Enqueue, event: ToParentEvent): void {
+  enqueue({ type: 'tellParent', params: { event } });
 }
 
 const phaseOfFunction = (value: unknown): FunctionPhase =>
@@ -125,9 +144,7 @@ export function createSessionMachine(env: MachineEnv) {
   };
 
   const effect = (context: SessionContext, enqueue: Enqueue, sessionEffect: SessionEffect) => {
-    enqueue.sendParent(
-      toHost({ type: 'effect', sessionId: context.sessionId, effect: sessionEffect }),
-    );
+    tell(enqueue, toHost({ type: 'effect', sessionId: context.sessionId, effect: sessionEffect }));
   };
 
   return setup({
@@ -177,6 +194,7 @@ export function createSessionMachine(env: MachineEnv) {
         context.liveFunctions.length === 0,
     },
     actions: {
+      tellParent: sendParent((_, params: { event: ToParentEvent }) => params.event),
       // ---- Runtime (SPEC §4.2) ----
       /** Every applied runtime event goes into the history; a user action resets the burst count. */
       recordEvent: assign(({ context, event }) => {
@@ -213,7 +231,7 @@ export function createSessionMachine(env: MachineEnv) {
       invokeMainAgent: enqueueActions(({ context, event, enqueue }) => {
         const instruction =
           event.type === 'user_requested_revision' ? event.instruction : undefined;
-        effect(context, enqueue, {
+        effect(context, asEnqueue(enqueue), {
           type: 'invoke_main_agent',
           reason: event.type,
           ...(instruction ? { instruction } : {}),
@@ -234,7 +252,7 @@ export function createSessionMachine(env: MachineEnv) {
           },
         });
         if (decision.message)
-          effect(context, enqueue, { type: 'emit_message', message: decision.message });
+          effect(context, asEnqueue(enqueue), { type: 'emit_message', message: decision.message });
       }),
       runDecidedWorker: enqueueActions(({ context, event, enqueue }) => {
         const decision =
@@ -244,7 +262,7 @@ export function createSessionMachine(env: MachineEnv) {
               ? context.pendingDecision
               : null;
         if (!decision || !('workerId' in decision)) return;
-        effect(context, enqueue, {
+        effect(context, asEnqueue(enqueue), {
           type: 'run_worker',
           workerId: decision.workerId,
           decisionId: decision.id,
@@ -278,7 +296,7 @@ export function createSessionMachine(env: MachineEnv) {
       }),
       resumeWorker: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'user_submitted_input' || !context.resumeContext) return;
-        effect(context, enqueue, {
+        effect(context, asEnqueue(enqueue), {
           type: 'resume_worker',
           workerId: context.resumeContext.workerId,
           answer: event.text,
@@ -308,10 +326,10 @@ export function createSessionMachine(env: MachineEnv) {
           });
         } else if (context.acceptanceMode === 'no_confirmation') {
           setStatus('accepted');
-          effect(context, enqueue, { type: 'invoke_main_agent', reason: event.type });
+          effect(context, asEnqueue(enqueue), { type: 'invoke_main_agent', reason: event.type });
         } else {
           enqueue.assign({ reviewArtifactId: event.artifactId });
-          effect(context, enqueue, {
+          effect(context, asEnqueue(enqueue), {
             type: 'run_programmatic_review',
             artifactId: event.artifactId,
           });
@@ -368,7 +386,7 @@ export function createSessionMachine(env: MachineEnv) {
       stopBurst: enqueueActions(({ context, enqueue }) => {
         const message = `tool-loop burst limit reached: ${env.limits.maxToolBurst} loop-tool calls since the last user action; waiting for the user`;
         enqueue.assign({ waitingReason: { kind: 'input', message } });
-        effect(context, enqueue, { type: 'emit_message', message });
+        effect(context, asEnqueue(enqueue), { type: 'emit_message', message });
       }),
       waitForSignalAnswer: enqueueActions(({ context, event, enqueue }) => {
         if (event.type !== 'session.signal') return;
@@ -379,7 +397,7 @@ export function createSessionMachine(env: MachineEnv) {
             ? said
             : `the agent signalled ${event.signal.type}`;
         enqueue.assign({ waitingReason: { kind: 'input', message } });
-        effect(context, enqueue, { type: 'emit_message', message });
+        effect(context, asEnqueue(enqueue), { type: 'emit_message', message });
       }),
 
       // ---- Container: functions, signals, tools, loops, artifacts ----
@@ -400,7 +418,7 @@ export function createSessionMachine(env: MachineEnv) {
           event.signal.payload,
         );
         enqueue.assign({ updatedAt: event.at });
-        enqueue.sendParent(toHost({ type: 'signal', sessionId: context.sessionId, receipt }));
+        tell(asEnqueue(enqueue), toHost({ type: 'signal', sessionId: context.sessionId, receipt }));
       }),
       routeTool: enqueueActions(({ context, event, self, enqueue }) => {
         const tool =
@@ -421,7 +439,8 @@ export function createSessionMachine(env: MachineEnv) {
           });
         }
         enqueue.assign({ updatedAt: at });
-        enqueue.sendParent(
+        tell(
+          asEnqueue(enqueue),
           toHost({
             type: 'tool',
             sessionId: context.sessionId,
@@ -585,7 +604,8 @@ export function createSessionMachine(env: MachineEnv) {
           const id = loopActorId(event.loop.loopId);
           enqueue.spawnChild('loop', { id, systemId: id, input: event.loop });
           enqueue.assign({ activeLoopId: event.loop.loopId, updatedAt: event.loop.at });
-          enqueue.sendParent(
+          tell(
+            enqueue,
             toHost({
               type: 'loop_started',
               sessionId: context.sessionId,
@@ -605,7 +625,8 @@ export function createSessionMachine(env: MachineEnv) {
       },
       'loop.note': {
         actions: enqueueActions(({ context, event, enqueue }) => {
-          enqueue.sendParent(
+          tell(
+            enqueue,
             toHost({
               type: 'note',
               sessionId: context.sessionId,
@@ -617,7 +638,7 @@ export function createSessionMachine(env: MachineEnv) {
       },
       'loop.worker_started': {
         actions: enqueueActions(({ event, enqueue }) => {
-          enqueue.sendParent({
+          tell(enqueue, {
             type: 'system.loop_worker',
             loopId: event.loopId,
             workerSessionId: event.workerSessionId,
@@ -626,7 +647,7 @@ export function createSessionMachine(env: MachineEnv) {
       },
       'loop.cascade_cancel': {
         actions: enqueueActions(({ context, event, enqueue }) => {
-          enqueue.sendParent({
+          tell(enqueue, {
             type: 'system.loop_cascade_cancel',
             loopId: event.loopId,
             at: context.updatedAt,
@@ -641,12 +662,13 @@ export function createSessionMachine(env: MachineEnv) {
             lastLoop: event.state,
             updatedAt: event.state.updatedAt,
           });
-          enqueue.sendParent({
+          tell(enqueue, {
             type: 'system.loop_finished',
             loopId: event.loopId,
             phase: event.state.phase,
           });
-          enqueue.sendParent(
+          tell(
+            enqueue,
             toHost({
               type: 'loop_finished',
               sessionId: context.sessionId,
@@ -695,7 +717,8 @@ export function createSessionMachine(env: MachineEnv) {
               },
             },
           });
-          enqueue.sendParent(
+          tell(
+            enqueue,
             toHost({
               type: 'function_completed',
               sessionId: context.sessionId,
@@ -961,7 +984,8 @@ export function createSessionMachine(env: MachineEnv) {
     // The store edits a draft in place and otherwise creates the next id: the same rule here.
     const id = current?.status === 'drafted' ? current.id : `art-${store?.context.nextSeq ?? 1}`;
     enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'write', ...write });
-    enqueue.sendParent(
+    tell(
+      enqueue,
       toHost({
         type: 'artifact_written',
         sessionId: context.sessionId,
@@ -1000,7 +1024,8 @@ export function createSessionMachine(env: MachineEnv) {
       });
       live = [...live, name];
       delete retired[name];
-      enqueue.sendParent(
+      tell(
+        enqueue,
         toHost({ type: 'function_activated', sessionId: context.sessionId, function: name, by }),
       );
     }
@@ -1036,7 +1061,8 @@ export function createSessionMachine(env: MachineEnv) {
         };
       enqueue.stopChild(id);
       live = live.filter((other) => other !== name);
-      enqueue.sendParent(
+      tell(
+        enqueue,
         toHost({ type: 'function_deactivated', sessionId: context.sessionId, function: name, by }),
       );
     }
@@ -1089,11 +1115,10 @@ export function createSessionMachine(env: MachineEnv) {
     }
     enqueue.assign({ idle: null, continuations });
     for (const block of blocked)
-      enqueue.sendParent(
-        toHost({ type: 'continue_blocked', sessionId: context.sessionId, ...block }),
-      );
+      tell(enqueue, toHost({ type: 'continue_blocked', sessionId: context.sessionId, ...block }));
     if (continued) {
-      enqueue.sendParent(
+      tell(
+        enqueue,
         toHost({
           type: 'continue',
           sessionId: context.sessionId,
@@ -1110,7 +1135,7 @@ export function createSessionMachine(env: MachineEnv) {
       blocked,
       gated: idle.gated,
     };
-    enqueue.sendParent(toHost({ type: 'idle', sessionId: context.sessionId, report }));
+    tell(enqueue, toHost({ type: 'idle', sessionId: context.sessionId, report }));
   }
 }
 
