@@ -68,7 +68,7 @@ describe('README', async () => {
 });
 
 describe('npm start', () => {
-  it('prints the receipts of the approval scenario', async () => {
+  it('prints the receipts of the approval scenario and a session that waits for the user', async () => {
     const { stdout } = await run('npm', ['start', '--silent'], { cwd: root });
     expect(stdout).toContain(
       'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
@@ -78,5 +78,14 @@ describe('npm start', () => {
     );
     expect(stdout).toContain('"completed":["awaiting-approval"]');
     expect(stdout).toContain('artifact approval-data = {"approved":true}');
+    expect(stdout).toContain(
+      'decision run_worker (needs approval) → waiting_user ({"kind":"approve_step","decisionId":"d1"})',
+    );
+    expect(stdout).toContain('user_approved_next_step → running');
+    expect(stdout).toContain(
+      'worker_completed → waiting_user ({"kind":"review_artifact","artifactId":"art-1"',
+    );
+    expect(stdout).toContain('user_accepted_artifact → running');
+    expect(stdout).toContain('facts: ["haiku: Leaves let go, unasked"]');
   });
 });
