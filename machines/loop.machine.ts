@@ -101,6 +101,9 @@ export function createLoopMachine(env: MachineEnv) {
     return env.dispatcher;
   };
   const { clock, limits } = env;
+  // Replaying a journal: nothing reaches outside; the recorded results are injected instead.
+  const recorded = env.externalActors === 'recorded';
+  const never = <T>() => new Promise<T>(() => {});
 
   /** Context changes that send a loop to `finalizing` with an outcome. */
   const finalize = (
@@ -140,18 +143,21 @@ export function createLoopMachine(env: MachineEnv) {
     },
     actors: {
       prepareLoop: fromPromise<void>(async () => {
+        if (recorded) return never();
         dispatcher();
       }),
       dispatchRound: fromPromise<
         DispatchedTask & { at: number },
         { round: RoundInput; key: string }
       >(async ({ input }) => {
+        if (recorded) return never();
         const task = await dispatcher().dispatchRound(input.round, input.key);
         return { taskId: task.taskId, workerSessionId: task.workerSessionId, at: clock.now() };
       }),
       // Subscribe first, then ask: a task that ends in between is reported either way (the
       // loop ignores the second report). Asking is also what reconciles a restored loop.
       awaitWorker: fromCallback<LoopEvent, { taskId: string }>(({ input, sendBack }) => {
+        if (recorded) return () => {};
         let active = true;
         const report = (status: TaskStatus) => {
           if (active && status !== 'pending' && status !== 'running')
@@ -170,6 +176,7 @@ export function createLoopMachine(env: MachineEnv) {
         LoopEvent,
         { deadline: number; event: 'round.timeout' | 'delay.elapsed' }
       >(({ input, sendBack }) => {
+        if (recorded) return () => {};
         const handle = clock.setTimeout(
           () => sendBack({ type: input.event, at: clock.now() }),
           Math.max(0, input.deadline - clock.now()),
@@ -178,11 +185,13 @@ export function createLoopMachine(env: MachineEnv) {
       }),
       collectResult: fromPromise<RoundResult & { at: number }, { taskId: string }>(
         async ({ input }) => {
+          if (recorded) return never();
           const result = await dispatcher().getRoundResult(input.taskId);
           return { ...result, at: clock.now() };
         },
       ),
       cancelWorker: fromPromise<{ at: number }, { taskId: string }>(async ({ input }) => {
+        if (recorded) return never();
         await dispatcher().cancelRound(input.taskId);
         return { at: clock.now() };
       }),

@@ -126,8 +126,12 @@ function withoutTime(event: TimedRuntimeEvent): RuntimeEvent {
  * Upstream: the system actor. Downstream: its children (`sendTo`), the host (via the system).
  */
 export function createSessionMachine(env: MachineEnv) {
-  const functionMachine = createFunctionMachine(env);
-  const loopMachine = createLoopMachine(env);
+  const functionMachine: ReturnType<typeof createFunctionMachine> = (
+    env.factories?.function ?? createFunctionMachine
+  )(env);
+  const loopMachine: ReturnType<typeof createLoopMachine> = (
+    env.factories?.loop ?? createLoopMachine
+  )(env);
 
   const factsOf = (
     context: SessionContext,

@@ -4,8 +4,9 @@ import type { HostEvent } from '../src/host-events.js';
 import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
 import type { MachineEnv } from '../src/machine-env.js';
 import type { SessionCommand } from '../src/session/commands.js';
+import type { SessionInput } from '../src/session/machine-types.js';
 import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
-import { createSessionMachine } from './session.machine.js';
+import { createSessionMachine, type SessionMachine } from './session.machine.js';
 
 /** Version of the system machine's persisted shape; bump when context or states change. */
 export const SYSTEM_MACHINE_VERSION = 1;
@@ -20,7 +21,9 @@ export const SYSTEM_MACHINE_VERSION = 1;
  * with a `RoleboxError`.
  */
 export function createSystemMachine(env: MachineEnv) {
-  const sessionMachine = createSessionMachine(env);
+  const sessionMachine = restorable<SessionMachine>(
+    (env.factories?.session ?? createSessionMachine)(env),
+  );
 
   return setup({
     types: {
@@ -56,6 +59,21 @@ export function createSystemMachine(env: MachineEnv) {
             sessions: { ...context.sessions, [event.sessionId]: { openedAt: event.at } },
           });
           enqueue.emit({ type: 'session_opened', sessionId: event.sessionId });
+        }),
+      },
+      // A stored session opened on demand: spawned from its persisted snapshot.
+      'system.restore_session': {
+        guard: 'sessionIsNew',
+        actions: enqueueActions(({ context, event, enqueue }) => {
+          const id = sessionActorId(event.sessionId);
+          enqueue.spawnChild('session', {
+            id,
+            systemId: id,
+            input: { sessionId: event.sessionId, at: event.openedAt, restore: event.snapshot },
+          });
+          enqueue.assign({
+            sessions: { ...context.sessions, [event.sessionId]: { openedAt: event.openedAt } },
+          });
         }),
       },
       'system.close_session': {
@@ -125,6 +143,24 @@ export function createSystemMachine(env: MachineEnv) {
       host: { actions: emit(({ event }) => event.event) },
     },
   });
+}
+
+/**
+ * The session machine, able to start from a persisted snapshot: spawned with
+ * `input.restore`, it restores that snapshot (children included) instead of starting
+ * fresh. XState's spawn has no snapshot option; this is how one session is restored into
+ * a running system (the prototype is kept, so everything else is the machine's own).
+ */
+function restorable<TMachine extends SessionMachine>(machine: TMachine): TMachine {
+  return Object.create(machine, {
+    getInitialSnapshot: {
+      value(scope: unknown, input: SessionInput | undefined) {
+        return input?.restore === undefined
+          ? machine.getInitialSnapshot(scope as never, input as never)
+          : machine.restoreSnapshot(input.restore as never, scope as never);
+      },
+    },
+  }) as TMachine;
 }
 
 /** The system machine type of one rolebox. */

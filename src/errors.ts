@@ -31,6 +31,9 @@ export const ERROR_CODES = {
   artifact_mismatch: 'reviewing an artifact other than the one under review',
   invalid_artifact_transition: 'an artifact status change the lifecycle forbids',
   tool_not_allowed: 'a tool call in a phase that does not allow it',
+  invalid_snapshot: 'a stored record that is not a valid rolebox snapshot',
+  snapshot_too_new: 'a stored record written by a newer version of rolebox',
+  store_failed: 'the snapshot store could not read or write',
   not_started: 'a call that needs rb.start() first',
   stopped: 'a call on a rolebox that has been stopped',
 } as const;

@@ -106,7 +106,31 @@ export {
   type RoundRecord,
   TERMINAL_LOOP_PHASES,
 } from './loop/types.js';
-export type { MachineEnv } from './machine-env.js';
+export type { MachineEnv, MachineFactories } from './machine-env.js';
+export { checkSessionSnapshot, type SnapshotMachines } from './persistence/check-snapshot.js';
+export {
+  CURRENT_MACHINE_VERSIONS,
+  decodeEnvelope,
+  type MachineVersions,
+  makeEnvelope,
+  SNAPSHOT_FORMAT,
+  SNAPSHOT_SCHEMA_VERSION,
+  type SnapshotEnvelope,
+  SYSTEM_RECORD_ID,
+  snapshotEnvelopeSchema,
+} from './persistence/envelope.js';
+export {
+  type JournalEntry,
+  JournalRecorder,
+  parseRecordedRun,
+  type RecordedRun,
+  RUN_FORMAT,
+  recordedRunSchema,
+  reviveEvent,
+} from './persistence/journal.js';
+export { type Migration, MigrationRegistry, noMigrations } from './persistence/migrations.js';
+export { Persister, type PersisterHost } from './persistence/persister.js';
+export type { StartReport } from './persistence/restore.js';
 export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
 export { CommandDispatcher, type CommandDispatcherOptions } from './ports/command-dispatcher.js';
 export {
@@ -119,6 +143,12 @@ export {
 } from './ports/dispatcher.js';
 export { type IdSource, nanoidIdSource, seededIdSource } from './ports/ids.js';
 export { SimulatedClock } from './ports/simulated-clock.js';
+export {
+  MemorySnapshotStore,
+  type SnapshotStore,
+  type StoredRecord,
+} from './ports/snapshot-store.js';
+export { DEFAULT_SQLITE_PATH, SqliteSnapshotStore } from './ports/sqlite-snapshot-store.js';
 export {
   createRolebox,
   type HostEventHandler,

@@ -19,4 +19,21 @@ export interface MachineEnv {
   readonly clock: Clock;
   /** Runs loop rounds; absent when the rolebox was created without one. */
   readonly dispatcher?: Dispatcher;
+  /**
+   * `recorded` (replay): the invoked actors that reach outside (dispatcher, timers) never
+   * run; their results come from a recorded journal instead. Default `live`.
+   */
+  readonly externalActors?: 'live' | 'recorded';
+  /** Replacements for the machine factories (replaying a run on changed machines). */
+  readonly factories?: MachineFactories;
+}
+
+/** Machine factories that can replace the built-in ones. */
+export interface MachineFactories {
+  // biome-ignore lint/suspicious/noExplicitAny: each factory returns its own machine type; they are checked where used
+  readonly function?: (env: MachineEnv) => any;
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  readonly loop?: (env: MachineEnv) => any;
+  // biome-ignore lint/suspicious/noExplicitAny: as above
+  readonly session?: (env: MachineEnv) => any;
 }

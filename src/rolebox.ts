@@ -5,8 +5,13 @@ import {
   type Observer,
   type SnapshotFrom,
 } from 'xstate';
-import { loopStateOf } from '../machines/loop.machine.js';
-import { ARTIFACTS_CHILD_ID, type SessionMachine } from '../machines/session.machine.js';
+import { createFunctionMachine } from '../machines/function.machine.js';
+import { createLoopMachine, loopStateOf } from '../machines/loop.machine.js';
+import {
+  ARTIFACTS_CHILD_ID,
+  createSessionMachine,
+  type SessionMachine,
+} from '../machines/session.machine.js';
 import { createSystemMachine, type SystemMachine } from '../machines/system.machine.js';
 import { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
 import { type ConditionRegistry, defaultConditionRegistry } from './condition/registry.js';
@@ -18,9 +23,20 @@ import type { HostEvent, HostEventOf, HostEventType } from './host-events.js';
 import { type RoleboxLimits, resolveLimits } from './limits.js';
 import type { LoopContext } from './loop/machine-types.js';
 import type { MachineEnv } from './machine-env.js';
+import { checkSessionSnapshot, type SnapshotMachines } from './persistence/check-snapshot.js';
+import { decodeEnvelope } from './persistence/envelope.js';
+import { JournalRecorder, type RecordedRun } from './persistence/journal.js';
+import { type MigrationRegistry, noMigrations } from './persistence/migrations.js';
+import { Persister } from './persistence/persister.js';
+import {
+  buildSystemSnapshot,
+  loadStoredSessions,
+  type StartReport,
+} from './persistence/restore.js';
 import { type Clock, realClock } from './ports/clock.js';
 import type { Dispatcher } from './ports/dispatcher.js';
 import { type IdSource, nanoidIdSource } from './ports/ids.js';
+import type { SnapshotStore } from './ports/snapshot-store.js';
 import type { ArtifactStoreContext } from './session/artifact-store.js';
 import type { AcceptanceMode } from './session/runtime-types.js';
 import { SessionHandle, type SessionHost, type SessionSnapshotView } from './session-handle.js';
@@ -50,6 +66,17 @@ export interface RoleboxOptions {
    * `error` instead of the event being refused with a RoleboxError (default false).
    */
   readonly strictSessions?: boolean;
+  /**
+   * Where sessions are persisted (e.g. `new SqliteSnapshotStore('.rolebox/state.db')`).
+   * With a store, `start()` restores every stored session and every change is saved.
+   */
+  readonly store?: SnapshotStore;
+  /** How long changes are collected before they are written (default 200 ms). */
+  readonly saveDebounceMs?: number;
+  /** Migrations for records written by older versions. */
+  readonly migrations?: MigrationRegistry;
+  /** Record every event that enters the system from outside, for `rb.recordRun()` and replay. */
+  readonly journal?: boolean;
 }
 
 /** A handler for host events of one type. */
@@ -67,8 +94,17 @@ const ACCEPTANCE_MODES: readonly AcceptanceMode[] = [
  * typed API the host drives them with.
  */
 export class Rolebox {
-  /** The root actor, for inspection and advanced use. */
-  readonly system: Actor<SystemMachine>;
+  #actor: Actor<SystemMachine> | undefined;
+  readonly #systemMachine: SystemMachine;
+  readonly #snapshotMachines: SnapshotMachines;
+  readonly #inspect: InspectOption | undefined;
+  readonly #store: SnapshotStore | undefined;
+  readonly #migrations: MigrationRegistry;
+  readonly #persister: Persister | undefined;
+  #startReport: StartReport | undefined;
+  readonly #limits: RoleboxLimits;
+  readonly #journal: boolean;
+  #recorder: JournalRecorder | undefined;
   readonly #catalog: FunctionCatalog;
   readonly #conditions: ConditionRegistry;
   readonly #clock: Clock;
@@ -106,6 +142,8 @@ export class Rolebox {
     }
     this.#dispatcher = options.dispatcher;
     const limits = resolveLimits(options.limits);
+    this.#limits = limits;
+    this.#journal = options.journal === true;
     const env: MachineEnv = {
       catalog: this.#catalog,
       conditions: this.#conditions,
@@ -113,14 +151,43 @@ export class Rolebox {
       clock: this.#clock,
       ...(options.dispatcher ? { dispatcher: options.dispatcher } : {}),
     };
-    this.system = createActor(createSystemMachine(env), {
-      systemId: SYSTEM_ACTOR_ID,
-      ...(options.inspect ? { inspect: options.inspect } : {}),
-    });
-    this.system.on('*', (event) => this.#onEmitted(event as HostEvent));
-    this.system.subscribe({
-      error: (error) => this.#deliver([{ type: 'error', error: toError(error) }]),
-    });
+    this.#systemMachine = createSystemMachine(env);
+    this.#snapshotMachines = {
+      session: createSessionMachine(env),
+      function: createFunctionMachine(env),
+      loop: createLoopMachine(env),
+    };
+    this.#inspect = options.inspect;
+    this.#migrations = options.migrations ?? noMigrations;
+    if (options.store !== undefined && !isSnapshotStore(options.store)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        'store must implement loadAll, load, save and delete',
+      );
+    }
+    const debounceMs = options.saveDebounceMs ?? 200;
+    if (!Number.isInteger(debounceMs) || debounceMs < 0) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `saveDebounceMs must be a whole number of milliseconds, got ${describeValue(debounceMs)}`,
+      );
+    }
+    this.#store = options.store;
+    this.#persister = options.store
+      ? new Persister({
+          store: options.store,
+          clock: this.#clock,
+          debounceMs,
+          sessionSnapshot: (sessionId) =>
+            this.#actor?.getSnapshot().context.sessions[sessionId] !== undefined
+              ? this.system.system.get(sessionActorId(sessionId))?.getPersistedSnapshot()
+              : undefined,
+          systemSnapshot: () => ({
+            context: { loopRegistry: this.system.getSnapshot().context.loopRegistry },
+          }),
+          onError: (error) => this.#deliver([{ type: 'error', error }]),
+        })
+      : undefined;
     this.#sessionHost = {
       catalog: this.#catalog,
       conditions: this.#conditions,
@@ -144,17 +211,97 @@ export class Rolebox {
       liveFunction: (sessionId, name) => this.#liveFunction(sessionId, name),
       close: (sessionId) => {
         this.#dispatch({ type: 'system.close_session', sessionId, at: this.#clock.now() });
+        this.#persister?.markDeleted(sessionId);
       },
     };
   }
 
-  /** Starts the actor system. Call once, before opening sessions. */
-  async start(): Promise<void> {
+  /** The root actor, for inspection and advanced use. Throws `not_started` before `start()`. */
+  get system(): Actor<SystemMachine> {
+    if (!this.#actor)
+      throw new RoleboxError(
+        'not_started',
+        'the actor system exists once await rb.start() has run',
+      );
+    return this.#actor;
+  }
+
+  /**
+   * Starts the actor system. With a store, first restores every stored session (their
+   * functions, loops and artifacts with them); restored loops reconcile with the
+   * dispatcher and re-arm their deadlines. A record that cannot be restored is reported
+   * (in the result and as an `error` host event) and left in the store; the others restore.
+   * Call once, before opening sessions.
+   * Throws: `stopped` after `stop()`; `store_failed` when the store cannot be read.
+   */
+  async start(): Promise<StartReport> {
     if (this.#state === 'stopped')
       throw new RoleboxError('stopped', 'this rolebox has been stopped; create a new one');
-    if (this.#state === 'started') return;
-    this.system.start();
+    if (this.#startReport) return this.#startReport;
+    let snapshot: unknown;
+    let report: StartReport = { restored: [], failed: [] };
+    if (this.#store) {
+      const stored = await loadStoredSessions(
+        this.#store,
+        this.#snapshotMachines,
+        this.#catalog,
+        this.#migrations,
+      );
+      if (stored.sessions.length > 0 || Object.keys(stored.loopRegistry.loops).length > 0) {
+        snapshot = buildSystemSnapshot(stored.sessions, stored.loopRegistry);
+      }
+      report = {
+        restored: stored.sessions.map((session) => session.sessionId),
+        failed: stored.failed,
+      };
+    }
+    const actor = createActor(this.#systemMachine, {
+      systemId: SYSTEM_ACTOR_ID,
+      ...(this.#inspect ? { inspect: this.#inspect } : {}),
+      ...(snapshot === undefined ? {} : { snapshot: snapshot as never }),
+    });
+    actor.on('*', (event) => this.#onEmitted(event as HostEvent));
+    actor.subscribe({
+      error: (error) => this.#deliver([{ type: 'error', error: toError(error) }]),
+    });
+    if (this.#persister) actor.system.inspect(this.#persister.observe);
+    if (this.#journal) {
+      this.#recorder = new JournalRecorder(this.#clock, () => actor.getPersistedSnapshot());
+      actor.system.inspect(this.#recorder.observe);
+    }
+    this.#actor = actor;
     this.#state = 'started';
+    this.#startReport = report;
+    actor.start();
+    this.#recorder?.begin();
+    for (const failure of report.failed)
+      this.#deliver([{ type: 'error', sessionId: failure.sessionId, error: failure.error }]);
+    return report;
+  }
+
+  /**
+   * The run recorded so far: the system's snapshot at start, and every event that entered
+   * it from outside with the snapshot after it. Save it (`writeRunFile` from
+   * `rolebox/testing`) and replay it in tests on later code.
+   * Throws: `invalid_argument` unless created with `journal: true`; `not_started` before start.
+   */
+  recordRun(): RecordedRun {
+    if (!this.#journal)
+      throw new RoleboxError(
+        'invalid_argument',
+        'recordRun() needs createRolebox({ journal: true })',
+      );
+    if (!this.#recorder)
+      throw new RoleboxError('not_started', 'call await rb.start() before recording');
+    return this.#recorder.finish(this.#catalog.definitions(), this.#limits);
+  }
+
+  /**
+   * Writes every pending change to the store now (changes are otherwise written after the
+   * debounce window). Resolves when the store has them; a no-op without a store.
+   */
+  async flush(): Promise<void> {
+    await this.#persister?.flush();
   }
 
   /**
@@ -194,11 +341,29 @@ export class Rolebox {
       throw new RoleboxError('duplicate_session', `session ${describeValue(id)} is already open`, {
         id,
       });
+    if (options.id !== undefined && this.#store) {
+      const stored = await this.#store.load(id);
+      if (stored !== undefined) return this.#restoreSession(id, stored);
+    }
     this.#dispatch({
       type: 'system.open_session',
       sessionId: id,
       at: this.#clock.now(),
       ...(acceptanceMode ? { acceptanceMode } : {}),
+    });
+    return new SessionHandle(id, this.#sessionHost);
+  }
+
+  /** Restores one stored session into the running system (decoded and checked first). */
+  #restoreSession(id: string, stored: string): SessionHandle {
+    const envelope = decodeEnvelope(id, stored, this.#migrations);
+    checkSessionSnapshot(id, envelope.snapshot, this.#snapshotMachines, this.#catalog);
+    const openedAt = (envelope.snapshot as { context: { createdAt: number } }).context.createdAt;
+    this.#dispatch({
+      type: 'system.restore_session',
+      sessionId: id,
+      openedAt,
+      snapshot: envelope.snapshot,
     });
     return new SessionHandle(id, this.#sessionHost);
   }
@@ -211,7 +376,9 @@ export class Rolebox {
 
   /** Ids of the live sessions, in the order they were opened. */
   sessions(): string[] {
-    return this.#state === 'started' ? Object.keys(this.system.getSnapshot().context.sessions) : [];
+    return this.#state === 'started' && this.#actor
+      ? Object.keys(this.#actor.getSnapshot().context.sessions)
+      : [];
   }
 
   /**
@@ -235,9 +402,19 @@ export class Rolebox {
     return () => set.delete(handler as (event: HostEvent) => void);
   }
 
-  /** Stops every actor and releases the dispatcher (its tasks keep running). The rolebox cannot be started again. */
+  /**
+   * Writes what is pending, stops every actor and releases the dispatcher (its tasks keep
+   * running). The rolebox cannot be started again; the store stays open (it is the host's).
+   */
   async stop(): Promise<void> {
-    if (this.#state === 'started') this.system.stop();
+    if (this.#state === 'started') {
+      try {
+        await this.#persister?.flush();
+      } finally {
+        this.#persister?.dispose();
+        this.#actor?.stop();
+      }
+    }
     this.#dispatcher?.close?.();
     this.#state = 'stopped';
   }
@@ -326,6 +503,14 @@ export class Rolebox {
       this.#deliver([{ type: 'error', error: toError(failure) }]);
     }
   }
+}
+
+function isSnapshotStore(value: unknown): value is SnapshotStore {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return ['loadAll', 'load', 'save', 'delete'].every(
+    (method) => typeof candidate[method] === 'function',
+  );
 }
 
 function isDispatcher(value: unknown): value is Dispatcher {

@@ -85,6 +85,11 @@ export class FunctionCatalog {
     return definition;
   }
 
+  /** Every definition, in definition order. */
+  definitions(): FunctionDefinition[] {
+    return [...this.#byName.values()];
+  }
+
   /** Every defined name, in definition order. */
   names(): string[] {
     return [...this.#byName.keys()];

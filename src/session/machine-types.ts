@@ -96,6 +96,8 @@ export interface SessionInput {
   readonly at: number;
   /** The default acceptance mode (default `user_confirmed`). */
   readonly acceptanceMode?: AcceptanceMode;
+  /** A persisted snapshot to restore instead of starting fresh (on-demand restore). */
+  readonly restore?: unknown;
 }
 
 /** Every event a session actor accepts. */

@@ -31,6 +31,12 @@ export type SystemEvent =
       readonly at: number;
       readonly acceptanceMode?: AcceptanceMode;
     }
+  | {
+      readonly type: 'system.restore_session';
+      readonly sessionId: string;
+      readonly openedAt: number;
+      readonly snapshot: unknown;
+    }
   | { readonly type: 'system.close_session'; readonly sessionId: string; readonly at: number }
   | {
       readonly type: 'system.deliver';

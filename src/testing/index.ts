@@ -3,6 +3,15 @@
 export { seededIdSource } from '../ports/ids.js';
 export { SimulatedClock } from '../ports/simulated-clock.js';
 export {
+  type Divergence,
+  formatReplayReport,
+  type ReplayOptions,
+  type ReplayReport,
+  readRunFile,
+  replay,
+  writeRunFile,
+} from './replay.js';
+export {
   type ScriptedAnswer,
   ScriptedDispatcher,
   type ScriptedTask,

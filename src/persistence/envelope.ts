@@ -1,0 +1,150 @@
+import { z } from 'zod';
+import { FUNCTION_MACHINE_VERSION } from '../../machines/function.machine.js';
+import { LOOP_MACHINE_VERSION } from '../../machines/loop.machine.js';
+import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
+import { SYSTEM_MACHINE_VERSION } from '../../machines/system.machine.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import { type MigrationRegistry, noMigrations } from './migrations.js';
+
+/** The `format` of every rolebox snapshot record. */
+export const SNAPSHOT_FORMAT = 'rolebox.snapshot';
+
+/** The envelope's own schema version. Bump it (and register a migration) when the envelope or a snapshot shape changes. */
+export const SNAPSHOT_SCHEMA_VERSION = 1;
+
+/** The record id of the system actor's own state (`$` never appears in a session id). */
+export const SYSTEM_RECORD_ID = '$system';
+
+/** The versions of the machines a snapshot was taken with. */
+export interface MachineVersions {
+  readonly system: number;
+  readonly session: number;
+  readonly function: number;
+  readonly loop: number;
+}
+
+/** The machine versions of this code. */
+export const CURRENT_MACHINE_VERSIONS: MachineVersions = {
+  system: SYSTEM_MACHINE_VERSION,
+  session: SESSION_MACHINE_VERSION,
+  function: FUNCTION_MACHINE_VERSION,
+  loop: LOOP_MACHINE_VERSION,
+};
+
+/**
+ * One persisted record: a session subtree (the session actor with its functions, loop and
+ * artifact store), or, under {@link SYSTEM_RECORD_ID}, the system actor's loop registry.
+ */
+export interface SnapshotEnvelope {
+  readonly format: typeof SNAPSHOT_FORMAT;
+  readonly schemaVersion: number;
+  readonly machineVersions: MachineVersions;
+  /** Clock time of the save. */
+  readonly savedAt: number;
+  readonly sessionId: string;
+  /** The XState persisted snapshot (plain JSON). */
+  readonly snapshot: unknown;
+}
+
+const version = z.number().int().min(0);
+
+/** The zod schema of {@link SnapshotEnvelope}. */
+export const snapshotEnvelopeSchema = z.strictObject({
+  format: z.literal(SNAPSHOT_FORMAT),
+  schemaVersion: version,
+  machineVersions: z.strictObject({
+    system: version,
+    session: version,
+    function: version,
+    loop: version,
+  }),
+  savedAt: z.number(),
+  sessionId: z.string().min(1),
+  snapshot: z.record(z.string(), z.unknown()),
+});
+
+/** Wraps a persisted snapshot for storage. */
+export function makeEnvelope(
+  sessionId: string,
+  snapshot: unknown,
+  savedAt: number,
+): SnapshotEnvelope {
+  return {
+    format: SNAPSHOT_FORMAT,
+    schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+    machineVersions: CURRENT_MACHINE_VERSIONS,
+    savedAt,
+    sessionId,
+    snapshot,
+  };
+}
+
+/**
+ * Reads a stored record: parses the JSON, validates the envelope, runs the registered
+ * migrations forward from its version, and refuses what this code cannot read.
+ *
+ * Returns: the current-version envelope.
+ * Throws: `invalid_snapshot` (not JSON, wrong shape, a migration missing or failing, a
+ * record stored under another id) or `snapshot_too_new` (written by newer code), each
+ * naming the record and why. Nothing is restored from a record that throws.
+ */
+export function decodeEnvelope(
+  recordId: string,
+  text: string,
+  migrations: MigrationRegistry = noMigrations,
+): SnapshotEnvelope {
+  const fail = (why: string, details: Record<string, unknown> = {}): never => {
+    throw new RoleboxError(
+      'invalid_snapshot',
+      `stored record ${describeValue(recordId)} cannot be restored: ${why}`,
+      { recordId, ...details },
+    );
+  };
+  let raw: unknown;
+  try {
+    raw = JSON.parse(text);
+  } catch (error) {
+    return fail(`it is not valid JSON (${(error as Error).message})`);
+  }
+  const version = (raw as { schemaVersion?: unknown } | null)?.schemaVersion;
+  if (typeof version === 'number' && version > SNAPSHOT_SCHEMA_VERSION) {
+    throw new RoleboxError(
+      'snapshot_too_new',
+      `stored record ${describeValue(recordId)} has schema version ${version}, newer than this code's ${SNAPSHOT_SCHEMA_VERSION}; upgrade rolebox to read it`,
+      { recordId, schemaVersion: version },
+    );
+  }
+  let envelope = raw;
+  if (typeof version === 'number' && version < SNAPSHOT_SCHEMA_VERSION) {
+    try {
+      envelope = migrations.migrate(raw as { schemaVersion: number }, SNAPSHOT_SCHEMA_VERSION);
+    } catch (error) {
+      return fail(
+        `migrating it from schema version ${version} failed: ${(error as Error).message}`,
+      );
+    }
+  }
+  const parsed = snapshotEnvelopeSchema.safeParse(envelope);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+    return fail(`${issue.path.map(String).join('.') || 'the record'}: ${issue.message}`);
+  }
+  const checked = parsed.data as SnapshotEnvelope;
+  for (const machine of Object.keys(CURRENT_MACHINE_VERSIONS) as (keyof MachineVersions)[]) {
+    const stored = checked.machineVersions[machine];
+    const current = CURRENT_MACHINE_VERSIONS[machine];
+    if (stored > current) {
+      throw new RoleboxError(
+        'snapshot_too_new',
+        `stored record ${describeValue(recordId)} was written by ${machine} machine version ${stored}, newer than this code's ${current}`,
+        { recordId, machine, stored, current },
+      );
+    }
+    if (stored < current)
+      fail(
+        `its ${machine} machine version ${stored} is older than ${current} and no migration brought it up`,
+      );
+  }
+  if (checked.sessionId !== recordId) fail(`it holds session ${describeValue(checked.sessionId)}`);
+  return checked;
+}

@@ -1,0 +1,203 @@
+import type { InspectionEvent } from 'xstate';
+import { z } from 'zod';
+import { SYSTEM_ACTOR_ID } from '../actor-ids.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import type { FunctionDefinition } from '../function/definition.js';
+import type { RoleboxLimits } from '../limits.js';
+import type { Clock } from '../ports/clock.js';
+import { CURRENT_MACHINE_VERSIONS, type MachineVersions } from './envelope.js';
+
+/** The `format` of a recorded run. */
+export const RUN_FORMAT = 'rolebox.run';
+
+/** One event that entered the actor system from outside its machines, and what followed. */
+export interface JournalEntry {
+  /** Clock time when it arrived. */
+  readonly at: number;
+  /** The systemId of the actor it was delivered to (`rolebox` for host commands). */
+  readonly target: string;
+  /** The event, as JSON (errors become `{ "$error": message }`). */
+  readonly event: Record<string, unknown>;
+  /** The persisted snapshot of the whole system once it had been processed. */
+  readonly after: unknown;
+}
+
+/** A recorded run: everything needed to replay it on other code and compare. */
+export interface RecordedRun {
+  readonly format: typeof RUN_FORMAT;
+  readonly version: 1;
+  readonly machineVersions: MachineVersions;
+  /** The definitions the run used (plain data). */
+  readonly functions: readonly FunctionDefinition[];
+  readonly limits: RoleboxLimits;
+  /** The persisted snapshot of the system when recording started. */
+  readonly initial: unknown;
+  readonly journal: readonly JournalEntry[];
+}
+
+/** The zod schema of a recorded run file. */
+export const recordedRunSchema = z.object({
+  format: z.literal(RUN_FORMAT),
+  version: z.literal(1),
+  machineVersions: z.object({
+    system: z.number(),
+    session: z.number(),
+    function: z.number(),
+    loop: z.number(),
+  }),
+  functions: z.array(z.record(z.string(), z.unknown())),
+  limits: z.record(z.string(), z.unknown()),
+  initial: z.record(z.string(), z.unknown()),
+  journal: z.array(
+    z.object({
+      at: z.number(),
+      target: z.string().min(1),
+      event: z.object({ type: z.string() }).loose(),
+      after: z.record(z.string(), z.unknown()),
+    }),
+  ),
+});
+
+interface ActorLike {
+  readonly systemId?: string | undefined;
+}
+
+/** Our own actors have systemIds (`rolebox`, `session:…`, `fn:…`, `loop:…`, `artifacts:…`); invoked ones do not. */
+function isOurs(actor: ActorLike | undefined): actor is ActorLike & { systemId: string } {
+  const id = actor?.systemId;
+  return id !== undefined && (id === SYSTEM_ACTOR_ID || /^(session|fn|loop|artifacts):/.test(id));
+}
+
+/** The actor logics that are ours; every other child is an invoked actor reaching outside. */
+const OUR_ACTOR_SOURCES = new Set(['session', 'function', 'loop', 'artifacts']);
+
+/**
+ * A persisted snapshot as a replay compares it: invoked actors (the dispatcher calls,
+ * timers) are the outside world, so each is kept only as the kind of actor it is; their
+ * inner status is not behaviour. Our own actors are kept whole.
+ */
+export function comparableSnapshot(snapshot: unknown): unknown {
+  if (typeof snapshot !== 'object' || snapshot === null) return snapshot;
+  const { children, ...rest } = snapshot as {
+    children?: Record<string, { src?: unknown; snapshot?: unknown }>;
+  };
+  if (!children) return JSON.parse(JSON.stringify(snapshot));
+  const kept: Record<string, unknown> = {};
+  for (const [id, child] of Object.entries(children)) {
+    kept[id] =
+      typeof child.src === 'string' && OUR_ACTOR_SOURCES.has(child.src)
+        ? { ...child, snapshot: comparableSnapshot(child.snapshot) }
+        : { src: child.src };
+  }
+  return JSON.parse(JSON.stringify({ ...rest, children: kept }));
+}
+
+/** Events as JSON: an Error (in `xstate.error.actor.*`) is kept as its message. */
+function toJson(event: unknown): Record<string, unknown> {
+  return JSON.parse(
+    JSON.stringify(event, (_key, value) =>
+      value instanceof Error ? { $error: value.message } : value,
+    ),
+  );
+}
+
+/** Turns a recorded event back into the event to send (errors revived). */
+export function reviveEvent(
+  event: Record<string, unknown>,
+): Record<string, unknown> & { type: string } {
+  return JSON.parse(JSON.stringify(event), (_key, value) =>
+    value !== null &&
+    typeof value === 'object' &&
+    typeof value.$error === 'string' &&
+    Object.keys(value).length === 1
+      ? new Error(value.$error)
+      : value,
+  );
+}
+
+/**
+ * Records the events that enter the system from outside its machines: host commands to
+ * the root, and what invoked actors (the dispatcher's answers, timers) send back. Every
+ * other event is a consequence of these, so replaying them in order on the same snapshots
+ * reproduces the run. Each entry keeps the system's persisted snapshot after it.
+ */
+export class JournalRecorder {
+  readonly #clock: Clock;
+  readonly #snapshot: () => unknown;
+  readonly #entries: {
+    at: number;
+    target: string;
+    event: Record<string, unknown>;
+    after?: unknown;
+  }[] = [];
+  #initial: unknown;
+
+  constructor(clock: Clock, snapshot: () => unknown) {
+    this.#clock = clock;
+    this.#snapshot = snapshot;
+  }
+
+  /** Starts the journal from the system as it is now. */
+  begin(): void {
+    this.#initial = this.#snapshot();
+  }
+
+  /** The inspection observer. */
+  readonly observe = (inspection: InspectionEvent): void => {
+    if (inspection.type !== '@xstate.event' || this.#initial === undefined) return;
+    const target = inspection.actorRef as unknown as ActorLike;
+    const source = inspection.sourceRef as unknown as ActorLike | undefined;
+    if (!isOurs(target) || isOurs(source) || inspection.event.type === 'xstate.init') return;
+    // Outside events arrive only when the system is idle, so the previous one is done.
+    this.#settlePrevious();
+    this.#entries.push({
+      at: this.#clock.now(),
+      target: target.systemId,
+      event: toJson(inspection.event),
+    });
+  };
+
+  /** The run so far. */
+  finish(functions: readonly FunctionDefinition[], limits: RoleboxLimits): RecordedRun {
+    if (this.#initial === undefined)
+      throw new RoleboxError('not_started', 'the journal starts with rb.start()');
+    this.#settlePrevious();
+    return {
+      format: RUN_FORMAT,
+      version: 1,
+      machineVersions: CURRENT_MACHINE_VERSIONS,
+      functions: structuredClone([...functions]),
+      limits,
+      initial: this.#initial,
+      journal: this.#entries.map((entry) => ({
+        at: entry.at,
+        target: entry.target,
+        event: entry.event,
+        after: entry.after,
+      })),
+    };
+  }
+
+  #settlePrevious(): void {
+    const previous = this.#entries.at(-1);
+    if (previous && previous.after === undefined)
+      previous.after = comparableSnapshot(this.#snapshot());
+  }
+}
+
+/** Checks a recorded run read from a file. Throws: `invalid_argument` naming what is wrong. */
+export function parseRecordedRun(value: unknown, where = 'recorded run'): RecordedRun {
+  const parsed = recordedRunSchema.safeParse(value);
+  if (!parsed.success) {
+    const issue = parsed.error.issues[0] as z.core.$ZodIssue;
+    throw new RoleboxError(
+      'invalid_argument',
+      `${where} is not a rolebox run: ${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
+      {
+        where,
+        got: describeValue(issue.path.length ? undefined : value),
+      },
+    );
+  }
+  return parsed.data as unknown as RecordedRun;
+}

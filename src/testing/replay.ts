@@ -1,0 +1,187 @@
+import { readFile, writeFile } from 'node:fs/promises';
+import { createActor } from 'xstate';
+import { createSystemMachine } from '../../machines/system.machine.js';
+import { SYSTEM_ACTOR_ID } from '../actor-ids.js';
+import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import { FunctionCatalog } from '../function/catalog.js';
+import type { FunctionDefinition } from '../function/definition.js';
+import type { RoleboxLimits } from '../limits.js';
+import type { MachineFactories } from '../machine-env.js';
+import {
+  comparableSnapshot,
+  parseRecordedRun,
+  type RecordedRun,
+  reviveEvent,
+} from '../persistence/journal.js';
+import { SimulatedClock } from '../ports/simulated-clock.js';
+
+/** Options of {@link replay}. */
+export interface ReplayOptions {
+  /** Definitions to replay with (default: those recorded in the run). */
+  readonly functions?: readonly FunctionDefinition[];
+  /** The registry the definitions' conditions come from (default: the process-wide one). */
+  readonly conditions?: ConditionRegistry;
+  /** Replacement machine factories: replay the run on changed machines. */
+  readonly machines?: MachineFactories;
+  /** Limits (default: those recorded in the run). */
+  readonly limits?: RoleboxLimits;
+}
+
+/** Where a replay first differed from the recording. */
+export interface Divergence {
+  /** The index of the journal entry after which the snapshots differ. */
+  readonly index: number;
+  /** That entry's event type and target. */
+  readonly event: string;
+  readonly target: string;
+  /** The actor whose snapshot differs first (`loop:…`, `fn:…`, `session:…`, `rolebox`). */
+  readonly actor: string;
+  /** Readable differences: `path: expected …, got …` (at most 12). */
+  readonly diff: readonly string[];
+}
+
+/** What a replay found. */
+export interface ReplayReport {
+  /** True when every snapshot matched. */
+  readonly ok: boolean;
+  /** Journal entries replayed (up to and including the divergence). */
+  readonly replayed: number;
+  readonly total: number;
+  readonly divergence?: Divergence;
+}
+
+/**
+ * Re-drives a recorded run on the current code: restores its initial snapshot, then sends
+ * each recorded outside event (nothing external runs: the dispatcher's answers and timer
+ * firings come from the journal) and compares the persisted snapshot after each with the
+ * recorded one. Stops at the first divergence.
+ *
+ * Use when: a test must prove that code changes did not change behaviour on real runs.
+ */
+export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayReport {
+  const checked = parseRecordedRun(run);
+  const catalog = new FunctionCatalog(options.functions ?? checked.functions);
+  const machine = createSystemMachine({
+    catalog,
+    conditions: options.conditions ?? defaultConditionRegistry,
+    limits: options.limits ?? checked.limits,
+    clock: new SimulatedClock(),
+    externalActors: 'recorded',
+    ...(options.machines ? { factories: options.machines } : {}),
+  });
+  const actor = createActor(machine, {
+    systemId: SYSTEM_ACTOR_ID,
+    snapshot: checked.initial as never,
+  });
+  let failure: unknown;
+  actor.subscribe({ error: (error) => (failure = error) });
+  actor.start();
+  const total = checked.journal.length;
+  try {
+    for (const [index, entry] of checked.journal.entries()) {
+      const target = entry.target === SYSTEM_ACTOR_ID ? actor : actor.system.get(entry.target);
+      const fail = (actorId: string, diff: string[]): ReplayReport => ({
+        ok: false,
+        replayed: index + 1,
+        total,
+        divergence: {
+          index,
+          event: String(entry.event.type),
+          target: entry.target,
+          actor: actorId,
+          diff,
+        },
+      });
+      if (!target)
+        return fail(entry.target, [
+          `actor ${entry.target} does not exist at this point of the replay`,
+        ]);
+      target.send(reviveEvent(entry.event));
+      if (failure !== undefined)
+        return fail(SYSTEM_ACTOR_ID, [
+          `the system failed: ${(failure as Error).message ?? String(failure)}`,
+        ]);
+      const actual = comparableSnapshot(actor.getPersistedSnapshot());
+      const differences = diffJson(entry.after, actual);
+      if (differences.length > 0)
+        return fail(
+          actorOf(differences[0]?.path ?? ''),
+          differences.slice(0, 12).map(formatDifference),
+        );
+    }
+    return { ok: true, replayed: total, total };
+  } finally {
+    actor.stop();
+  }
+}
+
+/** A replay report as text, for the terminal. */
+export function formatReplayReport(report: ReplayReport): string {
+  if (report.ok) return `replay ok: ${report.total} event(s), every snapshot matched`;
+  const divergence = report.divergence as Divergence;
+  return [
+    `replay diverged at event ${divergence.index} (${divergence.event} → ${divergence.target}), in actor ${divergence.actor}:`,
+    ...divergence.diff.map((line) => `  ${line}`),
+  ].join('\n');
+}
+
+/** Writes a recorded run as JSON. */
+export async function writeRunFile(path: string, run: RecordedRun): Promise<void> {
+  await writeFile(path, `${JSON.stringify(run, null, 1)}\n`);
+}
+
+/** Reads and checks a recorded run. Throws: `invalid_argument` naming the file and what is wrong. */
+export async function readRunFile(path: string): Promise<RecordedRun> {
+  let value: unknown;
+  try {
+    value = JSON.parse(await readFile(path, 'utf8'));
+  } catch (error) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `cannot read run file ${describeValue(path)}: ${(error as Error).message}`,
+      { path },
+    );
+  }
+  return parseRecordedRun(value, path);
+}
+
+interface Difference {
+  readonly path: string;
+  readonly expected: unknown;
+  readonly actual: unknown;
+}
+
+function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
+  if (Object.is(expected, actual)) return [];
+  const bothObjects =
+    typeof expected === 'object' &&
+    expected !== null &&
+    typeof actual === 'object' &&
+    actual !== null;
+  if (!bothObjects || Array.isArray(expected) !== Array.isArray(actual))
+    return [{ path: path || '(root)', expected, actual }];
+  const keys = new Set([...Object.keys(expected as object), ...Object.keys(actual as object)]);
+  const differences: Difference[] = [];
+  for (const key of keys) {
+    differences.push(
+      ...diffJson(
+        (expected as Record<string, unknown>)[key],
+        (actual as Record<string, unknown>)[key],
+        path ? `${path}.${key}` : key,
+      ),
+    );
+    if (differences.length >= 12) break;
+  }
+  return differences;
+}
+
+/** The innermost actor on a snapshot path (`children.session:S.snapshot.children.loop:L…` → `loop:L`). */
+function actorOf(path: string): string {
+  const matches = [...path.matchAll(/children\.([^.]+)/g)];
+  return matches.at(-1)?.[1] ?? SYSTEM_ACTOR_ID;
+}
+
+function formatDifference(difference: Difference): string {
+  return `${difference.path}: expected ${describeValue(difference.expected)}, got ${describeValue(difference.actual)}`;
+}
