@@ -641,12 +641,23 @@ export function createSessionMachine(env: MachineEnv) {
         }),
       },
       'loop.worker_started': {
-        actions: enqueueActions(({ event, enqueue }) => {
+        actions: enqueueActions(({ context, event, enqueue }) => {
           tell(enqueue, {
             type: 'system.loop_worker',
             loopId: event.loopId,
             workerSessionId: event.workerSessionId,
           });
+          tell(
+            enqueue,
+            toHost({
+              type: 'round_started',
+              sessionId: context.sessionId,
+              loopId: event.loopId,
+              round: event.round,
+              taskId: event.taskId,
+              workerSessionId: event.workerSessionId,
+            }),
+          );
         }),
       },
       'loop.cascade_cancel': {

@@ -74,6 +74,14 @@ export type HostEvent =
     }
   | { readonly type: 'loop_started'; readonly sessionId: string; readonly loopId: string }
   | {
+      readonly type: 'round_started';
+      readonly sessionId: string;
+      readonly loopId: string;
+      readonly round: number;
+      readonly taskId: string;
+      readonly workerSessionId: string;
+    }
+  | {
       readonly type: 'loop_finished';
       readonly sessionId: string;
       readonly loopId: string;

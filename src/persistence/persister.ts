@@ -48,8 +48,18 @@ export class Persister {
   readonly observe = (event: InspectionEvent): void => {
     if (event.type !== '@xstate.snapshot') return;
     const record = this.#recordFor(event.actorRef as unknown as ActorLike);
-    if (record !== null) this.mark(record);
+    if (record === null) return;
+    if (record === SYSTEM_RECORD_ID) {
+      // The root reports a snapshot for every event it routes; only its loop registry is
+      // its own state worth saving.
+      const registry = (event.snapshot as { context?: { loopRegistry?: unknown } }).context
+        ?.loopRegistry;
+      if (registry === this.#lastSystemState) return;
+      this.#lastSystemState = registry;
+    }
+    this.mark(record);
   };
+  #lastSystemState: unknown;
 
   /** Marks a record (a session id, or the system record) as changed. */
   mark(recordId: string): void {
@@ -77,7 +87,8 @@ export class Persister {
       this.#timer = undefined;
     }
     // Serialise writes: a flush waits for the one in progress, then writes what is left.
-    this.#writing = this.#writing.then(() => this.#write());
+    // (a failed write was reported already: it must not fail the next one)
+    this.#writing = this.#writing.catch(() => {}).then(() => this.#write());
     await this.#writing;
   }
 

@@ -1,0 +1,195 @@
+import { mkdtemp, rm, writeFile } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import Database from 'better-sqlite3';
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import {
+  CURRENT_MACHINE_VERSIONS,
+  decodeEnvelope,
+  MemorySnapshotStore,
+  MigrationRegistry,
+  makeEnvelope,
+  SNAPSHOT_SCHEMA_VERSION,
+  type SnapshotStore,
+  SqliteSnapshotStore,
+} from '../src/index.js';
+import { errorOf } from './support/errors.js';
+
+const snapshot = { status: 'active', value: 'idle', context: { sessionId: 'S' }, children: {} };
+
+describe('snapshot envelopes', () => {
+  it('round-trip through JSON', () => {
+    const envelope = makeEnvelope('S', snapshot, 1_234);
+    expect(envelope).toEqual({
+      format: 'rolebox.snapshot',
+      schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+      machineVersions: CURRENT_MACHINE_VERSIONS,
+      savedAt: 1_234,
+      sessionId: 'S',
+      snapshot,
+    });
+    expect(decodeEnvelope('S', JSON.stringify(envelope))).toEqual(envelope);
+  });
+
+  it.each([
+    ['{"format": "rolebox.snapshot", "schemaVer', 'it is not valid JSON'],
+    ['42', 'the record'],
+    [JSON.stringify({ ...makeEnvelope('S', snapshot, 1), format: 'other' }), 'format'],
+    [JSON.stringify({ ...makeEnvelope('S', snapshot, 1), snapshot: 'x' }), 'snapshot'],
+    [
+      JSON.stringify({ ...makeEnvelope('S', snapshot, 1), machineVersions: { system: 1 } }),
+      'machineVersions',
+    ],
+    [JSON.stringify(makeEnvelope('OTHER', snapshot, 1)), 'it holds session "OTHER"'],
+  ])('refuses %s', (text, why) => {
+    const error = errorOf(() => decodeEnvelope('S', text));
+    expect(error.code).toBe('invalid_snapshot');
+    expect(error.message).toContain('stored record "S" cannot be restored');
+    expect(error.message).toContain(why);
+  });
+
+  it('refuses a record from newer code: a newer schema or a newer machine', () => {
+    const newerSchema = errorOf(() =>
+      decodeEnvelope(
+        'S',
+        JSON.stringify({
+          ...makeEnvelope('S', snapshot, 1),
+          schemaVersion: SNAPSHOT_SCHEMA_VERSION + 1,
+        }),
+      ),
+    );
+    expect(newerSchema.code).toBe('snapshot_too_new');
+    expect(newerSchema.message).toContain(
+      `schema version ${SNAPSHOT_SCHEMA_VERSION + 1}, newer than this code's ${SNAPSHOT_SCHEMA_VERSION}`,
+    );
+    const newerLoop = errorOf(() =>
+      decodeEnvelope(
+        'S',
+        JSON.stringify({
+          ...makeEnvelope('S', snapshot, 1),
+          machineVersions: { ...CURRENT_MACHINE_VERSIONS, loop: 99 },
+        }),
+      ),
+    );
+    expect(newerLoop.code).toBe('snapshot_too_new');
+    expect(newerLoop.message).toContain('loop machine version 99');
+  });
+
+  it('runs registered migrations forward, in order, and refuses a record no migration can bring up', () => {
+    const ancient = {
+      ...makeEnvelope('S', snapshot, 1),
+      schemaVersion: SNAPSHOT_SCHEMA_VERSION - 1,
+      legacy: true,
+    };
+    expect(errorOf(() => decodeEnvelope('S', JSON.stringify(ancient))).message).toContain(
+      `no migration is registered from schema version ${SNAPSHOT_SCHEMA_VERSION - 1}`,
+    );
+    const calls: number[] = [];
+    const migrations = new MigrationRegistry().register(SNAPSHOT_SCHEMA_VERSION - 1, (record) => {
+      calls.push(record.schemaVersion as number);
+      const { legacy: _legacy, ...rest } = record;
+      return rest;
+    });
+    expect(decodeEnvelope('S', JSON.stringify(ancient), migrations)).toEqual(
+      makeEnvelope('S', snapshot, 1),
+    );
+    expect(calls).toEqual([SNAPSHOT_SCHEMA_VERSION - 1]);
+    const broken = new MigrationRegistry().register(SNAPSHOT_SCHEMA_VERSION - 1, () => {
+      throw new Error('cannot read v0 loops');
+    });
+    expect(errorOf(() => decodeEnvelope('S', JSON.stringify(ancient), broken)).message).toContain(
+      'cannot read v0 loops',
+    );
+    expect(
+      errorOf(() => migrations.register(SNAPSHOT_SCHEMA_VERSION - 1, (record) => record)).code,
+    ).toBe('invalid_argument');
+  });
+});
+
+describe.each([
+  [
+    'memory',
+    async () => ({ store: new MemorySnapshotStore() as SnapshotStore, reopen: undefined }),
+  ],
+  [
+    'sqlite',
+    async (dir: string) => {
+      const path = join(dir, 'state.db');
+      return {
+        store: new SqliteSnapshotStore(path) as SnapshotStore,
+        reopen: () => new SqliteSnapshotStore(path) as SnapshotStore,
+      };
+    },
+  ],
+] as const)('%s store', (_name, make) => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rolebox-store-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('saves, loads, lists and deletes records', async () => {
+    const { store, reopen } = await make(dir);
+    await store.save([
+      { id: 'a', data: '{"v":1}' },
+      { id: 'b', data: '{"v":2}' },
+    ]);
+    await store.save([{ id: 'a', data: '{"v":3}' }]);
+    expect(await store.load('a')).toBe('{"v":3}');
+    expect(await store.load('missing')).toBeUndefined();
+    expect((await store.loadAll()).sort((x, y) => x.id.localeCompare(y.id))).toEqual([
+      { id: 'a', data: '{"v":3}' },
+      { id: 'b', data: '{"v":2}' },
+    ]);
+    await store.delete(['b', 'never-there']);
+    expect(await store.loadAll()).toEqual([{ id: 'a', data: '{"v":3}' }]);
+    if (reopen) {
+      await store.close?.();
+      const again = reopen();
+      expect(await again.load('a')).toBe('{"v":3}');
+      await again.close?.();
+    }
+  });
+});
+
+describe('the SQLite store', () => {
+  let dir: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rolebox-sqlite-'));
+  });
+  afterEach(async () => {
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  it('uses WAL and writes each save as one transaction', async () => {
+    const path = join(dir, 'nested', 'state.db');
+    const store = new SqliteSnapshotStore(path);
+    await store.save([{ id: 'a', data: 'x' }]);
+    const raw = new Database(path);
+    expect(raw.pragma('journal_mode', { simple: true })).toBe('wal');
+    // A save that fails half way leaves nothing of itself behind.
+    raw.exec(
+      "CREATE TRIGGER no_b BEFORE INSERT ON snapshots WHEN NEW.id = 'b' BEGIN SELECT RAISE(ABORT, 'refused'); END",
+    );
+    await expect(
+      store.save([
+        { id: 'c', data: 'y' },
+        { id: 'b', data: 'z' },
+      ]),
+    ).rejects.toMatchObject({ code: 'store_failed' });
+    expect((await store.loadAll()).map((record) => record.id)).toEqual(['a']);
+    raw.close();
+    await store.close();
+  });
+
+  it('refuses a path it cannot open, naming it', async () => {
+    // A regular file where a directory should be.
+    const blocker = join(dir, 'blocker');
+    await writeFile(blocker, '');
+    const error = errorOf(() => new SqliteSnapshotStore(join(blocker, 'state.db')));
+    expect(error.code).toBe('store_failed');
+    expect(error.message).toContain(join(blocker, 'state.db'));
+  });
+});
