@@ -135,6 +135,7 @@ describe('bad stored data: a clear error for that session, the others restore', 
     await a.rb.stop();
     return store;
   }
+  // biome-ignore lint/suspicious/noExplicitAny: the tests reach into stored JSON to corrupt it
   const edit = (store: MemorySnapshotStore, change: (envelope: Record<string, any>) => void) => {
     const envelope = JSON.parse(store.records.get('S2') as string);
     change(envelope);
