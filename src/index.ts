@@ -120,6 +120,7 @@ export {
   snapshotEnvelopeSchema,
 } from './persistence/envelope.js';
 export {
+  comparableSnapshot,
   type JournalEntry,
   JournalRecorder,
   parseRecordedRun,

@@ -47,6 +47,13 @@ export class GatedDispatcher extends ScriptedDispatcher {
     this.#take(this.#cancels, 'cancel').resolve();
   }
 
+  /** Drops every waiting call, as if the process that made them had died. */
+  forgetPending(): void {
+    this.#dispatches.length = 0;
+    this.#results.length = 0;
+    this.#cancels.length = 0;
+  }
+
   #take(queue: Gate<void>[], what: string): Gate<void> {
     const gate = queue.shift();
     if (!gate) throw new Error(`no ${what} is waiting`);
