@@ -1,0 +1,145 @@
+import { mkdir, readdir } from 'node:fs/promises';
+import { dirname, join } from 'node:path';
+import { describe, expect, it } from 'vitest';
+import { assign } from 'xstate';
+import { createLoopMachine, createRolebox, type RecordedRun } from '../src/index.js';
+import {
+  formatReplayReport,
+  readRunFile,
+  replay,
+  ScriptedDispatcher,
+  SimulatedClock,
+  seededIdSource,
+  settle,
+  writeRunFile,
+} from '../src/testing/index.js';
+import { rejectionOf } from './support/errors.js';
+
+const fixtures = join(import.meta.dirname, 'fixtures');
+const names = (await readdir(fixtures)).filter((name) => name.endsWith('.run.json')).sort();
+
+describe('recorded runs replay clean on the current code', () => {
+  it('there are the five fixtures', () => {
+    expect(names).toEqual([
+      'approval-workflow.run.json',
+      'cancelled-loop.run.json',
+      'loop-interrupted-by-restart.run.json',
+      'session-review-cycle.run.json',
+      'three-round-loop.run.json',
+    ]);
+  });
+
+  for (const name of names) {
+    it(name, async () => {
+      const run = await readRunFile(join(fixtures, name));
+      expect(run.journal.length).toBeGreaterThan(0);
+      const report = replay(run);
+      expect(formatReplayReport(report)).toBe(
+        `replay ok: ${run.journal.length} event(s), every snapshot matched`,
+      );
+    });
+  }
+});
+
+describe('a replay on changed code', () => {
+  it('reports the first divergence: the event, the actor and a readable diff', async () => {
+    const run = await readRunFile(join(fixtures, 'three-round-loop.run.json'));
+    // A "regression": summaries lose their last character.
+    const report = replay(run, {
+      machines: {
+        loop: (env) =>
+          createLoopMachine(env).provide({
+            actions: {
+              recordSummary: assign(({ context, event }) => ({
+                lastSummary: (event as unknown as { output: { text: string } }).output.text.slice(
+                  0,
+                  -1,
+                ),
+                rounds: context.rounds.map((round) =>
+                  round.status === 'running' ? { ...round, status: 'completed' as const } : round,
+                ),
+                activeWorkerTaskId: undefined,
+                activeWorkerSessionId: undefined,
+              })),
+            },
+          }),
+      },
+    });
+    expect(report.ok).toBe(false);
+    const loopId = run.journal.find((entry) => entry.target.startsWith('loop:'))?.target as string;
+    expect(report.divergence).toMatchObject({
+      event: 'xstate.done.actor.collect',
+      target: loopId,
+      actor: loopId,
+    });
+    const firstCollect = run.journal.findIndex(
+      (entry) => entry.event.type === 'xstate.done.actor.collect',
+    );
+    expect(report.divergence?.index).toBe(firstCollect);
+    expect(report.replayed).toBe(firstCollect + 1);
+    expect(report.divergence?.diff).toContain(
+      `children.session:loop.snapshot.children.${loopId}.snapshot.context.lastSummary: expected "B is cheapest.", got "B is cheapest"`,
+    );
+    expect(formatReplayReport(report)).toContain(
+      `replay diverged at event ${firstCollect} (xstate.done.actor.collect → ${loopId}), in actor ${loopId}:`,
+    );
+  });
+
+  it('reports changed definitions too', async () => {
+    const run = await readRunFile(join(fixtures, 'approval-workflow.run.json'));
+    const report = replay(run, {
+      functions: run.functions.map((definition) =>
+        definition.name === 'awaiting-approval' ? { ...definition, observe: [] } : definition,
+      ),
+    });
+    expect(report.ok).toBe(false);
+    expect(report.divergence?.event).toBe('system.deliver');
+    expect(report.divergence?.diff.join('\n')).toContain('artifacts');
+  });
+});
+
+describe('recording a run in your own tests', () => {
+  it('records, writes, reads back and replays', async () => {
+    const dispatcher = new ScriptedDispatcher((input) => `answer ${input.round}`);
+    const rb = createRolebox({
+      clock: new SimulatedClock(0),
+      ids: seededIdSource(1),
+      dispatcher,
+      journal: true,
+      limits: { interRoundDelayMs: 0 },
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 'mine' });
+    session.startLoop('|loop:2| check');
+    await settle();
+    const run: RecordedRun = rb.recordRun();
+    expect(run.journal.map((entry) => entry.event.type)).toEqual([
+      'system.open_session',
+      'system.start_loop',
+      'xstate.done.actor.prepare',
+      'xstate.done.actor.dispatch',
+      'worker.terminated',
+      'xstate.done.actor.collect',
+      'xstate.done.actor.dispatch',
+      'worker.terminated',
+      'xstate.done.actor.collect',
+    ]);
+    const path = join(import.meta.dirname, '..', 'test-output', 'mine.run.json');
+    await mkdir(dirname(path), { recursive: true });
+    await writeRunFile(path, run);
+    expect(replay(await readRunFile(path)).ok).toBe(true);
+  });
+
+  it('refuses to record without journal, and refuses files that are not runs', async () => {
+    const rb = createRolebox();
+    await rb.start();
+    expect(() => rb.recordRun()).toThrow('recordRun() needs createRolebox({ journal: true })');
+    const notARun = join(import.meta.dirname, '..', 'package.json');
+    expect((await rejectionOf(readRunFile(notARun))).message).toContain(
+      'is not a rolebox run: format',
+    );
+    expect((await rejectionOf(readRunFile('/no/such/file.json'))).message).toContain(
+      'cannot read run file "/no/such/file.json"',
+    );
+  });
+});
