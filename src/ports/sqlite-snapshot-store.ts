@@ -30,6 +30,9 @@ export class SqliteSnapshotStore implements SnapshotStore {
       this.#db = new Database(path);
       this.#db.pragma('journal_mode = WAL');
       this.#db.pragma('synchronous = NORMAL');
+      // Session rows are rewritten at random: keep the hot part of a large store in memory
+      // (64 MiB) so a save costs the same at 100 or 10 000 sessions.
+      this.#db.pragma('cache_size = -65536');
       this.#db.exec(
         'CREATE TABLE IF NOT EXISTS snapshots (id TEXT PRIMARY KEY, data TEXT NOT NULL, saved_at INTEGER NOT NULL)',
       );
