@@ -1,5 +1,5 @@
 import { execFile } from 'node:child_process';
-import { mkdir, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
@@ -22,7 +22,9 @@ async function runnableExamples() {
   const blocks = await readmeBlocks();
   return blocks.flatMap((block, index) => {
     const output = blocks[index + 1];
-    return block.lang === 'ts' && block.body.includes("from 'rolebox'") && output?.lang === 'text'
+    return block.lang === 'ts' &&
+      /from 'rolebox(\/testing)?'/.test(block.body) &&
+      output?.lang === 'text'
       ? [{ code: block.body, output: output.body }]
       : [];
   });
@@ -37,7 +39,7 @@ describe('README', async () => {
   const examples = await runnableExamples();
 
   it('has runnable examples, the first about ten lines long', () => {
-    expect(examples.length).toBeGreaterThanOrEqual(2);
+    expect(examples.length).toBeGreaterThanOrEqual(5);
     expect(
       examples[0]?.code.split('\n').filter((line) => line.trim() !== '').length,
     ).toBeLessThanOrEqual(12);
@@ -49,6 +51,9 @@ describe('README', async () => {
       const dir = join(root, 'test-output', `readme-${index + 1}`);
       await rm(dir, { recursive: true, force: true });
       await mkdir(dir, { recursive: true });
+      // Each example runs in a scratch folder of its own (its .rolebox state included), with
+      // the repository's test/ folder reachable as in the README's paths.
+      await symlink(join(root, 'test'), join(dir, 'test'));
       const file = join(dir, 'example.ts');
       await writeFile(file, example.code);
       const { stdout } = await run(tsx, ['--conditions=source', file], { cwd: dir });
