@@ -559,24 +559,28 @@ export function createSessionMachine(env: MachineEnv) {
       },
       'session.resume': {
         actions: enqueueActions(({ context, event, self, enqueue }) => {
-          if (!context.liveFunctions.includes(event.name)) return;
-          enqueue.sendTo(functionActorId(context.sessionId, event.name), {
-            type: 'fn.resume',
-            facts: factsOf(context, self),
-            at: event.at,
-          });
+          forwardToFunction(
+            context,
+            event.name,
+            { type: 'fn.resume', facts: factsOf(context, self), at: event.at },
+            enqueue,
+          );
         }),
       },
       'session.kv_set': {
         actions: enqueueActions(({ context, event, self, enqueue }) => {
-          if (!context.liveFunctions.includes(event.name)) return;
-          enqueue.sendTo(functionActorId(context.sessionId, event.name), {
-            type: 'fn.kv_set',
-            key: event.key,
-            value: event.value,
-            facts: factsOf(context, self),
-            at: event.at,
-          });
+          forwardToFunction(
+            context,
+            event.name,
+            {
+              type: 'fn.kv_set',
+              key: event.key,
+              value: event.value,
+              facts: factsOf(context, self),
+              at: event.at,
+            },
+            enqueue,
+          );
         }),
       },
       'session.set_slot': {
@@ -983,6 +987,17 @@ export function createSessionMachine(env: MachineEnv) {
       error: { entry: 'clearWaitingReason' },
     },
   });
+
+  /** Sends an event to one function, if it is live (the facade refuses the others first). */
+  function forwardToFunction(
+    context: SessionContext,
+    name: string,
+    event: FunctionEvent,
+    enqueue: Enqueue,
+  ): void {
+    if (context.liveFunctions.includes(name))
+      enqueue.sendTo(functionActorId(context.sessionId, name), event);
+  }
 
   /** Writes an artifact to the store and tells every function (artifact_exists may now hold). */
   function writeArtifact(

@@ -38,43 +38,45 @@ export function createSystemMachine(env: MachineEnv) {
       sessionIsLive: ({ context, event }) =>
         'sessionId' in event && Object.hasOwn(context.sessions, event.sessionId),
     },
+    actions: {
+      /** Spawns a session (fresh, or from `input.restore`) and registers it. */
+      spawnSession: enqueueActions(({ context, enqueue }, input: SessionInput) => {
+        const id = sessionActorId(input.sessionId);
+        enqueue.spawnChild('session', { id, systemId: id, input });
+        enqueue.assign({
+          sessions: { ...context.sessions, [input.sessionId]: { openedAt: input.at } },
+        });
+      }),
+    },
   }).createMachine({
     id: SYSTEM_ACTOR_ID,
     context: { sessions: {}, loopRegistry: { loops: {} } },
     on: {
       'system.open_session': {
         guard: 'sessionIsNew',
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          const id = sessionActorId(event.sessionId);
-          enqueue.spawnChild('session', {
-            id,
-            systemId: id,
-            input: {
+        actions: [
+          {
+            type: 'spawnSession',
+            params: ({ event }) => ({
               sessionId: event.sessionId,
               at: event.at,
               ...(event.acceptanceMode ? { acceptanceMode: event.acceptanceMode } : {}),
-            },
-          });
-          enqueue.assign({
-            sessions: { ...context.sessions, [event.sessionId]: { openedAt: event.at } },
-          });
-          enqueue.emit({ type: 'session_opened', sessionId: event.sessionId });
-        }),
+            }),
+          },
+          emit(({ event }) => ({ type: 'session_opened' as const, sessionId: event.sessionId })),
+        ],
       },
       // A stored session opened on demand: spawned from its persisted snapshot.
       'system.restore_session': {
         guard: 'sessionIsNew',
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          const id = sessionActorId(event.sessionId);
-          enqueue.spawnChild('session', {
-            id,
-            systemId: id,
-            input: { sessionId: event.sessionId, at: event.openedAt, restore: event.snapshot },
-          });
-          enqueue.assign({
-            sessions: { ...context.sessions, [event.sessionId]: { openedAt: event.openedAt } },
-          });
-        }),
+        actions: {
+          type: 'spawnSession',
+          params: ({ event }) => ({
+            sessionId: event.sessionId,
+            at: event.openedAt,
+            restore: event.snapshot,
+          }),
+        },
       },
       'system.close_session': {
         guard: 'sessionIsLive',

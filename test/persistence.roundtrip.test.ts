@@ -2,11 +2,9 @@ import { describe, expect, it } from 'vitest';
 import { type AnyMachineSnapshot, transition } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import {
-  type AcceptanceMode,
   comparableSnapshot,
   createFunctionMachine,
   createRolebox,
-  createSessionMachine,
   DEFAULT_LIMITS,
   decodeEnvelope,
   defaultConditionRegistry,
@@ -16,10 +14,7 @@ import {
   type FunctionSpec,
   MemorySnapshotStore,
   type Rolebox,
-  RUNTIME_EVENT_TYPES,
-  type RuntimeEvent,
   readLedgerRecord,
-  type SessionContext,
   type SessionHandle,
   SimulatedClock,
   seededIdSource,
@@ -36,6 +31,13 @@ import {
   type ModelEvent,
   performLoopEvent,
 } from './support/loop-model.js';
+import {
+  RUNTIME_EVENT_SET,
+  sendModelEvent,
+  serializeSessionState,
+  sessionModelEvents,
+  sessionModelMachine,
+} from './support/session-model.js';
 
 // Every machine in every state (the states generated with xstate/graph): persisted, round-
 // tripped through JSON, restored into a new system, and then behaving exactly like the
@@ -163,76 +165,14 @@ describe('function machine: every state round-trips', () => {
 });
 
 describe('session machine: every phase and waiting reason round-trips', () => {
-  const machine = createSessionMachine({
-    catalog: new FunctionCatalog([]),
-    conditions: defaultConditionRegistry,
-    limits: DEFAULT_LIMITS,
-    clock: new SimulatedClock(),
-  }).provide({ actions: { tellParent: () => {} } });
-  const completedSoFar = (context: SessionContext) =>
-    context.history.filter((entry) => entry.event.type === 'worker_completed').length;
-  const runtimeEvents = (snapshot: AnyMachineSnapshot): TimedRuntimeEvent[] => {
-    const context = snapshot.context as SessionContext;
-    const reason = context.waitingReason;
-    const events: RuntimeEvent[] = [
-      { type: 'session_started', availableSkills: [{ name: 'write' }] },
-      {
-        type: 'session_started',
-        availableSkills: [{ name: 'write' }],
-        initialSkill: 'write',
-        intakePrompt: 'Topic?',
-      },
-      { type: 'skill_selected', skill: 'write' },
-      { type: 'user_submitted_input', text: 'go' },
-      {
-        type: 'main_agent_decision_created',
-        decision: { id: 'd1', kind: 'run_worker', workerId: 'w', requiresApproval: true },
-      },
-      {
-        type: 'main_agent_decision_created',
-        decision: { id: 'd2', kind: 'ask_user', message: 'ok?' },
-      },
-      ...(['user_confirmed', 'programmatic_review'] as AcceptanceMode[]).map(
-        (acceptanceMode): RuntimeEvent => ({
-          type: 'worker_started',
-          workerId: 'w',
-          acceptanceMode,
-        }),
-      ),
-      { type: 'worker_needs_input', workerId: 'w', questions: ['which?'] },
-      { type: 'worker_completed', artifactId: `art-${completedSoFar(context) + 1}` },
-      { type: 'programmatic_review_failed', reason: 'too long' },
-      { type: 'flow_completed' },
-      { type: 'runtime_failed', reason: 'boom' },
-    ];
-    if (reason?.kind === 'approve_step')
-      events.push({ type: 'user_approved_next_step', decisionId: reason.decisionId });
-    if (reason?.kind === 'review_artifact')
-      events.push({ type: 'user_rejected_artifact', artifactId: reason.artifactId });
-    return events.map((event) => ({ ...event, at: 0 }) as TimedRuntimeEvent);
-  };
-  const RUNTIME = new Set<string>(RUNTIME_EVENT_TYPES);
-  const paths = getShortestPaths(machine, {
+  const paths = getShortestPaths(sessionModelMachine, {
     input: { sessionId: 'S', at: 0 },
-    events: runtimeEvents as never,
-    filterEvents: (_snapshot, event) => RUNTIME.has(event.type),
-    serializeState: (snapshot) => {
-      const context = snapshot.context as SessionContext;
-      return JSON.stringify([
-        snapshot.value,
-        context.acceptanceMode,
-        context.currentWorkerId !== null,
-        context.reviewArtifactId !== null,
-      ]);
-    },
+    events: sessionModelEvents as never,
+    filterEvents: (_snapshot, event) => RUNTIME_EVENT_SET.has(event.type),
+    serializeState: serializeSessionState as never,
     serializeEvent: (event) => JSON.stringify(event),
   });
-  const send = (session: SessionHandle, event: TimedRuntimeEvent) => {
-    const { at: _at, ...runtimeEvent } = event;
-    if (runtimeEvent.type === 'worker_completed')
-      session.artifacts.write({ name: `story-${runtimeEvent.artifactId}` });
-    return session.send(runtimeEvent as RuntimeEvent);
-  };
+  const send = sendModelEvent;
 
   for (const path of paths) {
     const steps = path.steps.slice(1).map(({ event }) => event as TimedRuntimeEvent);
@@ -250,7 +190,7 @@ describe('session machine: every phase and waiting reason round-trips', () => {
         const live = original.rb.system.system
           .get('session:S')
           ?.getSnapshot() as AnyMachineSnapshot;
-        const event = runtimeEvents(live).find((candidate) => live.can(candidate));
+        const event = sessionModelEvents(live).find((candidate) => live.can(candidate));
         if (!event) break;
         expect(send(b, event)).toEqual(send(a, event));
         expect(sessionSnapshot(restored, 'S')).toEqual(sessionSnapshot(original.rb, 'S'));
