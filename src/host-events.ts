@@ -1,4 +1,5 @@
 import type { ContinuationBlock } from './function/continuation.js';
+import type { InspectorCommand } from './inspection/websocket-inspector.js';
 import type { LoopPhase } from './loop/types.js';
 import type { SessionEffect } from './session/runtime-types.js';
 import type { SignalReceipt } from './signal/reply.js';
@@ -86,6 +87,12 @@ export type HostEvent =
       readonly sessionId: string;
       readonly loopId: string;
       readonly phase: LoopPhase;
+    }
+  | {
+      readonly type: 'inspector_command';
+      readonly sessionId: string;
+      readonly actor: string;
+      readonly command: InspectorCommand;
     }
   | { readonly type: 'error'; readonly sessionId?: string; readonly error: Error };
 

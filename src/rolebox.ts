@@ -1,3 +1,4 @@
+import { createBrowserInspector } from '@statelyai/inspect';
 import {
   type Actor,
   createActor,
@@ -20,6 +21,11 @@ import { FunctionCatalog } from './function/catalog.js';
 import type { FunctionDefinition } from './function/definition.js';
 import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
 import type { HostEvent, HostEventOf, HostEventType } from './host-events.js';
+import {
+  connectWebSocketInspector,
+  type InspectorCommand,
+  type WebSocketInspector,
+} from './inspection/websocket-inspector.js';
 import { type RoleboxLimits, resolveLimits } from './limits.js';
 import type { LoopContext } from './loop/machine-types.js';
 import type { MachineEnv } from './machine-env.js';
@@ -42,8 +48,17 @@ import type { AcceptanceMode } from './session/runtime-types.js';
 import { SessionHandle, type SessionHost, type SessionSnapshotView } from './session-handle.js';
 import type { SystemEvent } from './system/machine-types.js';
 
-/** An XState inspection observer: a function or an observer object. */
-export type InspectOption = ((event: InspectionEvent) => void) | Observer<InspectionEvent>;
+/**
+ * Inspection: an XState inspection observer (function or object); `{ url }` to stream to
+ * an inspector server speaking the @statelyai/inspect WebSocket protocol (rolebox's own
+ * `rolebox inspect`, which can also send events back); or `'stately'` for Stately's
+ * browser inspector (in a browser only).
+ */
+export type InspectOption =
+  | ((event: InspectionEvent) => void)
+  | Observer<InspectionEvent>
+  | { readonly url: string }
+  | 'stately';
 
 /** Options of {@link createRolebox}. */
 export interface RoleboxOptions {
@@ -98,6 +113,7 @@ export class Rolebox {
   readonly #systemMachine: SystemMachine;
   readonly #snapshotMachines: SnapshotMachines;
   readonly #inspect: InspectOption | undefined;
+  #inspector: WebSocketInspector | undefined;
   readonly #store: SnapshotStore | undefined;
   readonly #migrations: MigrationRegistry;
   readonly #persister: Persister | undefined;
@@ -157,7 +173,7 @@ export class Rolebox {
       function: createFunctionMachine(env),
       loop: createLoopMachine(env),
     };
-    this.#inspect = options.inspect;
+    this.#inspect = checkInspectOption(options.inspect);
     this.#migrations = options.migrations ?? noMigrations;
     if (options.store !== undefined && !isSnapshotStore(options.store)) {
       throw new RoleboxError(
@@ -255,9 +271,10 @@ export class Rolebox {
         failed: stored.failed,
       };
     }
+    const inspect = this.#resolveInspect();
     const actor = createActor(this.#systemMachine, {
       systemId: SYSTEM_ACTOR_ID,
-      ...(this.#inspect ? { inspect: this.#inspect } : {}),
+      ...(inspect ? { inspect } : {}),
       ...(snapshot === undefined ? {} : { snapshot: snapshot as never }),
     });
     actor.on('*', (event) => this.#onEmitted(event as HostEvent));
@@ -416,7 +433,75 @@ export class Rolebox {
       }
     }
     this.#dispatcher?.close?.();
+    this.#inspector?.stop();
     this.#state = 'stopped';
+  }
+
+  /** The inspection observer to give the actor system (connecting to a server when asked). */
+  #resolveInspect(): ((event: InspectionEvent) => void) | Observer<InspectionEvent> | undefined {
+    const option = this.#inspect;
+    if (option === undefined) return undefined;
+    if (option === 'stately') return createBrowserInspector().inspect as Observer<InspectionEvent>;
+    if (typeof option === 'object' && 'url' in option) {
+      this.#inspector = connectWebSocketInspector(option.url, (actor, command) =>
+        this.#inspectorCommand(actor, command),
+      );
+      return this.#inspector.observer;
+    }
+    return option;
+  }
+
+  /**
+   * Runs a command from the inspector page, through the same validated API as the host
+   * (a bad one throws and the page shows why).
+   */
+  #inspectorCommand(actor: string, command: InspectorCommand): void {
+    const context = this.system.getSnapshot().context;
+    const sessionId = actor.startsWith('session:')
+      ? actor.slice('session:'.length)
+      : actor.startsWith('fn:') || actor.startsWith('artifacts:')
+        ? (actor.split(':')[1] as string)
+        : actor.startsWith('loop:')
+          ? Object.keys(context.sessions).find(
+              (id) =>
+                this.#sessionSnapshot(id).context.activeLoopId === actor.slice('loop:'.length),
+            )
+          : undefined;
+    if (sessionId === undefined)
+      throw new RoleboxError(
+        'unknown_session',
+        `actor ${describeValue(actor)} belongs to no open session`,
+        { actor },
+      );
+    const session = this.session(sessionId);
+    if (typeof command !== 'object' || command === null)
+      throw new RoleboxError('invalid_argument', `not a command: ${describeValue(command)}`);
+    switch (command.kind) {
+      case 'signal':
+        session.signal({
+          type: command.type,
+          ...(command.payload ? { payload: command.payload } : {}),
+        });
+        break;
+      case 'idle':
+        session.idle();
+        break;
+      case 'message':
+        session.message(command.text);
+        break;
+      case 'runtime':
+        session.send(command.event as never);
+        break;
+      case 'stop_loop':
+        session.stopLoop({ now: true });
+        break;
+      default:
+        throw new RoleboxError(
+          'invalid_argument',
+          `unknown command ${describeValue((command as { kind?: unknown }).kind)}`,
+        );
+    }
+    this.#deliver([{ type: 'inspector_command', sessionId, actor, command }]);
   }
 
   #requireStarted(): void {
@@ -503,6 +588,37 @@ export class Rolebox {
       this.#deliver([{ type: 'error', error: toError(failure) }]);
     }
   }
+}
+
+function checkInspectOption(option: unknown): InspectOption | undefined {
+  if (option === undefined || typeof option === 'function')
+    return option as InspectOption | undefined;
+  if (option === 'stately') {
+    if (typeof (globalThis as { window?: unknown }).window === 'undefined') {
+      throw new RoleboxError(
+        'invalid_argument',
+        "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+      );
+    }
+    return option;
+  }
+  if (typeof option === 'object' && option !== null) {
+    if ('url' in option) {
+      const url = (option as { url: unknown }).url;
+      if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) {
+        throw new RoleboxError(
+          'invalid_argument',
+          `inspect.url must be a ws:// or wss:// URL, got ${describeValue(url)}`,
+        );
+      }
+      return option as InspectOption;
+    }
+    if (typeof (option as { next?: unknown }).next === 'function') return option as InspectOption;
+  }
+  throw new RoleboxError(
+    'invalid_argument',
+    `inspect must be an observer, { url }, or 'stately', got ${describeValue(option)}`,
+  );
 }
 
 function isSnapshotStore(value: unknown): value is SnapshotStore {

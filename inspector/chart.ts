@@ -1,0 +1,115 @@
+import { createMachine } from 'xstate';
+
+/** One state of a statechart, as the inspector page draws it. */
+export interface ChartNode {
+  /** The state node's id (`loop.dispatching.sending`). */
+  readonly id: string;
+  /** Its key in its parent (`sending`). */
+  readonly key: string;
+  /** The keys from the root (`['dispatching', 'sending']`); the root's is `[]`. */
+  readonly path: readonly string[];
+  readonly type: 'atomic' | 'compound' | 'parallel' | 'final' | 'history';
+  /** The key of the initial child, for compound states. */
+  readonly initial?: string;
+  readonly children: readonly ChartNode[];
+}
+
+/** One transition: event (and guard) from a state to a state. */
+export interface ChartEdge {
+  readonly id: string;
+  readonly source: string;
+  readonly target: string;
+  /** The event type (`''` for an eventless transition). */
+  readonly event: string;
+  readonly guard?: string;
+}
+
+/** A statechart ready to lay out: nested states and every transition between them. */
+export interface Chart {
+  readonly root: ChartNode;
+  readonly edges: readonly ChartEdge[];
+}
+
+/** The parts of XState's `machine.definition` (plain data) the chart is made of. */
+interface DefinitionNode {
+  id: string;
+  key: string;
+  type: ChartNode['type'];
+  initial?: { target?: unknown[] } | undefined;
+  states: Record<string, DefinitionNode>;
+  transitions: DefinitionTransition[];
+  /** Eventless transitions are kept apart. */
+  always?: DefinitionTransition[] | undefined;
+}
+
+interface DefinitionTransition {
+  eventType: string | null;
+  guard?: unknown;
+  target?: unknown[] | undefined;
+}
+
+/** A target as the definition gives it: `'#loop.finalizing'`, or a state node with an id. */
+function targetId(target: unknown): string | undefined {
+  if (typeof target === 'string') return target.replace(/^#/, '');
+  const id = (target as { id?: unknown } | null)?.id;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** A guard as the definition gives it: its name, or `{ type }`. */
+function guardName(guard: unknown): string | undefined {
+  if (typeof guard === 'string') return guard;
+  const type = (guard as { type?: unknown } | null)?.type;
+  return typeof type === 'string' && type !== '' ? type : undefined;
+}
+
+/**
+ * Turns the machine config an app reported (as JSON) into a chart. The config is rebuilt
+ * into a machine by XState itself, so targets (`'.error'`, `'#loop.finalizing'`, siblings)
+ * resolve exactly as they do at run time; its functions are gone, so guards and actions
+ * are only names. Returns undefined for anything that is not a machine config.
+ */
+export function chartFromConfig(configJson: string | undefined): Chart | undefined {
+  if (!configJson) return undefined;
+  let root: DefinitionNode;
+  try {
+    const config = JSON.parse(configJson) as Record<string, unknown>;
+    if (
+      typeof config !== 'object' ||
+      config === null ||
+      (!config.states && !config.on && !config.initial)
+    )
+      return undefined;
+    root = createMachine(config as never).definition as unknown as DefinitionNode;
+  } catch {
+    return undefined;
+  }
+  const edges: ChartEdge[] = [];
+  const toNode = (node: DefinitionNode, path: readonly string[]): ChartNode => {
+    for (const transition of [...(node.transitions ?? []), ...(node.always ?? [])]) {
+      const guard = guardName(transition.guard);
+      for (const target of transition.target ?? []) {
+        const id = targetId(target);
+        if (id === undefined) continue;
+        edges.push({
+          id: `e${edges.length}`,
+          source: node.id,
+          target: id,
+          event: transition.eventType ?? '',
+          ...(guard ? { guard } : {}),
+        });
+      }
+    }
+    const initial = targetId(node.initial?.target?.[0])?.split('.').at(-1);
+    return {
+      id: node.id,
+      key: node.key,
+      path,
+      type: node.type,
+      ...(initial ? { initial } : {}),
+      children: Object.entries(node.states ?? {}).map(([key, child]) =>
+        toNode(child, [...path, key]),
+      ),
+    };
+  };
+  return { root: toNode(root, []), edges };
+}

@@ -1,0 +1,456 @@
+// The rolebox inspector page. It receives what the server knows (actors with their charts,
+// snapshots, events) over /ui, draws the selected actor's statechart with ELK, highlights
+// its active states as snapshots arrive, and sends commands back to rolebox actors.
+// Plain JavaScript served as is: no build step, nothing from the internet.
+
+const SIGNALS = [
+  'answer',
+  'need_approval',
+  'blocked',
+  'need_clarification',
+  'handoff',
+  'progress',
+  'revise_needed',
+  'escalate',
+];
+const RUNTIME_EVENTS = [
+  'user_submitted_input',
+  'user_confirmed_intake',
+  'user_approved_next_step',
+  'user_rejected_next_step',
+  'user_accepted_artifact',
+  'user_rejected_artifact',
+  'user_requested_revision',
+  'skill_selected',
+  'session_started',
+  'main_agent_decision_created',
+  'worker_started',
+  'worker_needs_input',
+  'worker_completed',
+  'programmatic_review_passed',
+  'programmatic_review_failed',
+  'flow_completed',
+  'runtime_failed',
+];
+const LOG_LIMIT = 400;
+const SVG = 'http://www.w3.org/2000/svg';
+
+/** @type {Map<string, any>} actors by XState session id */
+const actors = new Map();
+/** @type {any[]} */
+const events = [];
+let selected = null;
+let socket = null;
+let requestSeq = 0;
+let renderQueued = false;
+let chartFor = null;
+
+const $ = (id) => document.getElementById(id);
+
+function connect() {
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  socket = new WebSocket(`${scheme}://${location.host}/ui`);
+  socket.addEventListener('open', () => setConnection('open', 'connected'));
+  socket.addEventListener('close', () => {
+    setConnection('closed', 'disconnected; retrying…');
+    setTimeout(connect, 1000);
+  });
+  socket.addEventListener('message', (message) => receive(JSON.parse(message.data)));
+}
+
+function setConnection(state, text) {
+  $('connection').dataset.connection = state;
+  $('connection').textContent = text;
+}
+
+function receive(message) {
+  switch (message.type) {
+    case 'init':
+      actors.clear();
+      for (const actor of message.actors) actors.set(actor.sessionId, actor);
+      events.length = 0;
+      events.push(...message.events);
+      queueRender();
+      renderLog();
+      break;
+    case 'actor':
+      actors.set(message.actor.sessionId, message.actor);
+      queueRender();
+      break;
+    case 'snapshot': {
+      const actor = actors.get(message.sessionId);
+      if (!actor) return;
+      actor.snapshot = message.snapshot;
+      queueRender();
+      break;
+    }
+    case 'event':
+      events.push(message.entry);
+      if (events.length > LOG_LIMIT * 4) events.splice(0, events.length - LOG_LIMIT * 4);
+      appendLogRow(message.entry);
+      break;
+    case 'command_result': {
+      const status = $('command-status');
+      status.className = message.ok ? 'ok' : 'error';
+      status.textContent = message.ok ? 'sent' : `refused: ${message.error}`;
+      break;
+    }
+  }
+}
+
+function queueRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    renderTree();
+    renderSelected();
+  });
+}
+
+// ---- The actor tree ----
+
+/** A short text for a state value: `waiting_user.input`, `awaiting_worker`. */
+function describeValue(value) {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return Object.entries(value)
+    .map(([key, child]) => {
+      const inner = describeValue(child);
+      return inner ? `${key}.${inner}` : key;
+    })
+    .join(', ');
+}
+
+function renderTree() {
+  const children = new Map();
+  const roots = [];
+  for (const actor of actors.values()) {
+    if (actor.parentId && actors.has(actor.parentId)) {
+      const list = children.get(actor.parentId) ?? [];
+      list.push(actor);
+      children.set(actor.parentId, list);
+    } else roots.push(actor);
+  }
+  const build = (actor) => {
+    const item = document.createElement('li');
+    const label = document.createElement('span');
+    label.className = `actor${selected === actor.sessionId ? ' selected' : ''}`;
+    label.dataset.actor = actor.name;
+    label.dataset.sessionId = actor.sessionId;
+    label.textContent = actor.name;
+    const state = document.createElement('span');
+    state.className = 'state';
+    state.textContent = describeValue(actor.snapshot?.value) || actor.snapshot?.status || '';
+    label.append(state);
+    label.addEventListener('click', () => select(actor.sessionId));
+    item.append(label);
+    const kids = children.get(actor.sessionId);
+    if (kids) {
+      const list = document.createElement('ul');
+      for (const kid of kids) list.append(build(kid));
+      item.append(list);
+    }
+    return item;
+  };
+  const tree = $('tree');
+  tree.replaceChildren(...roots.map(build));
+}
+
+function select(sessionId) {
+  selected = sessionId;
+  $('command-status').textContent = '';
+  queueRender();
+}
+
+// ---- The selected actor ----
+
+function renderSelected() {
+  const actor = actors.get(selected);
+  if (!actor) return;
+  $('chart-title').textContent =
+    `${actor.name}  ·  ${describeValue(actor.snapshot?.value) || actor.snapshot?.status || ''}`;
+  if (chartFor !== actor.sessionId) {
+    chartFor = actor.sessionId;
+    void drawChart(actor);
+  } else highlight(actor);
+  renderContext(actor.snapshot?.context);
+  renderControls(actor);
+}
+
+/** The ids of the active state nodes for a snapshot value. */
+function activeIds(chart, value) {
+  const active = new Set();
+  const visit = (node, value) => {
+    // The root is always active: marking it would only colour the whole chart.
+    if (node !== chart.root) active.add(node.id);
+    if (value === undefined || value === null) return;
+    if (typeof value === 'string') {
+      const child = node.children.find((candidate) => candidate.key === value);
+      if (child) active.add(child.id);
+      return;
+    }
+    for (const [key, inner] of Object.entries(value)) {
+      const child = node.children.find((candidate) => candidate.key === key);
+      if (child) visit(child, inner);
+    }
+  };
+  visit(chart.root, value);
+  return active;
+}
+
+function highlight(actor) {
+  if (!actor.chart) return;
+  const active = activeIds(actor.chart, actor.snapshot?.value);
+  for (const element of document.querySelectorAll('#chart .state-node')) {
+    const on = active.has(element.dataset.stateId);
+    element.classList.toggle('active', on);
+    element.dataset.active = String(on);
+  }
+}
+
+function edgeLabel(edge) {
+  const event =
+    edge.event === ''
+      ? 'always'
+      : edge.event
+          .replace(/^xstate\.done\.actor\./, 'done: ')
+          .replace(/^xstate\.error\.actor\./, 'error: ');
+  return edge.guard ? `${event} [${edge.guard}]` : event;
+}
+
+async function drawChart(actor) {
+  const container = $('chart');
+  if (!actor.chart) {
+    container.textContent = 'This actor is not a state machine.';
+    return;
+  }
+  const textWidth = (text) => text.length * 7 + 20;
+  const toElk = (node) => {
+    const label = node.key || node.id;
+    if (node.children.length === 0)
+      return { id: node.id, width: Math.max(90, textWidth(label)), height: 34 };
+    return {
+      id: node.id,
+      layoutOptions: { 'elk.padding': '[top=30,left=14,bottom=14,right=14]' },
+      children: node.children.map(toElk),
+    };
+  };
+  const graph = {
+    id: '__graph',
+    layoutOptions: {
+      'elk.algorithm': 'layered',
+      'elk.direction': 'RIGHT',
+      'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
+      'elk.spacing.nodeNode': '28',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '56',
+      'elk.edgeLabels.placement': 'CENTER',
+    },
+    children: [toElk(actor.chart.root)],
+    edges: actor.chart.edges.map((edge) => ({
+      id: edge.id,
+      sources: [edge.source],
+      targets: [edge.target],
+      labels: [{ text: edgeLabel(edge), width: textWidth(edgeLabel(edge)) * 0.75, height: 14 }],
+    })),
+  };
+  // ELK is the global that /vendor/elk.bundled.js defines.
+  const layout = await new globalThis.ELK().layout(graph);
+  if (chartFor !== actor.sessionId) return; // another actor was selected meanwhile
+  const nodes = new Map();
+  const index = (node) => {
+    nodes.set(node.id, node);
+    for (const child of node.children) index(child);
+  };
+  index(actor.chart.root);
+
+  const svg = document.createElementNS(SVG, 'svg');
+  // Drawn at its natural size, shrunk to the panel's width when it is wider.
+  svg.setAttribute('viewBox', `0 0 ${layout.width + 20} ${layout.height + 20}`);
+  svg.setAttribute('width', String(layout.width + 20));
+  svg.style.maxWidth = '100%';
+  svg.style.height = 'auto';
+  svg.innerHTML =
+    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#56677a"/></marker></defs>';
+  const origin = new Map([['__graph', { x: 10, y: 10 }]]);
+  const drawNode = (elkNode, offsetX, offsetY) => {
+    const node = nodes.get(elkNode.id);
+    const x = offsetX + elkNode.x;
+    const y = offsetY + elkNode.y;
+    origin.set(elkNode.id, { x, y });
+    const group = document.createElementNS(SVG, 'g');
+    group.classList.add('state-node', node.children.length ? 'compound' : 'atomic');
+    if (node.type === 'final') group.classList.add('final');
+    group.dataset.stateId = node.id;
+    group.dataset.stateKey = node.key;
+    const rect = document.createElementNS(SVG, 'rect');
+    rect.setAttribute('x', String(x));
+    rect.setAttribute('y', String(y));
+    rect.setAttribute('width', String(elkNode.width));
+    rect.setAttribute('height', String(elkNode.height));
+    const text = document.createElementNS(SVG, 'text');
+    text.setAttribute('x', String(x + 10));
+    text.setAttribute('y', String(y + (node.children.length ? 19 : elkNode.height / 2 + 4)));
+    text.textContent = node.key || node.id;
+    group.append(rect, text);
+    svg.append(group);
+    for (const child of elkNode.children ?? []) drawNode(child, x, y);
+  };
+  drawNode(layout.children[0], 10, 10);
+  // ELK gives an edge's points relative to its container (the nearest common ancestor).
+  for (const edge of layout.edges ?? []) {
+    const at = origin.get(edge.container) ?? { x: 10, y: 10 };
+    const group = document.createElementNS(SVG, 'g');
+    group.classList.add('edge');
+    group.dataset.event = edge.labels?.[0]?.text ?? '';
+    for (const section of edge.sections ?? []) {
+      const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
+      const path = document.createElementNS(SVG, 'path');
+      path.setAttribute(
+        'd',
+        points.map((point, i) => `${i ? 'L' : 'M'} ${point.x + at.x} ${point.y + at.y}`).join(' '),
+      );
+      group.append(path);
+    }
+    for (const label of edge.labels ?? []) {
+      const text = document.createElementNS(SVG, 'text');
+      text.setAttribute('x', String(label.x + at.x));
+      text.setAttribute('y', String(label.y + at.y + 10));
+      text.textContent = label.text;
+      group.append(text);
+    }
+    svg.append(group);
+  }
+  container.replaceChildren(svg);
+  highlight(actor);
+}
+
+// ---- Context as collapsible JSON ----
+
+function jsonTree(key, value, depth) {
+  if (value !== null && typeof value === 'object') {
+    const details = document.createElement('details');
+    if (depth < 1) details.open = true;
+    const summary = document.createElement('summary');
+    const size = Array.isArray(value) ? `[${value.length}]` : `{${Object.keys(value).length}}`;
+    summary.innerHTML = `<span class="key"></span> ${size}`;
+    summary.firstChild.textContent = key;
+    details.append(summary);
+    for (const [childKey, child] of Object.entries(value))
+      details.append(jsonTree(childKey, child, depth + 1));
+    return details;
+  }
+  const leaf = document.createElement('div');
+  leaf.className = 'leaf';
+  leaf.innerHTML = '<span class="key"></span>: ';
+  leaf.firstChild.textContent = key;
+  leaf.append(document.createTextNode(JSON.stringify(value)));
+  return leaf;
+}
+
+function renderContext(context) {
+  $('context').replaceChildren(
+    context === undefined
+      ? document.createTextNode('(no context)')
+      : jsonTree('context', context, 0),
+  );
+}
+
+// ---- Commands to rolebox actors ----
+
+function renderControls(actor) {
+  const name = actor.name ?? '';
+  const rolebox = /^(session|fn|loop):/.test(name);
+  $('controls').hidden = !rolebox;
+  if (!rolebox) return;
+  const buttons = $('signal-buttons');
+  if (buttons.dataset.for === name) return;
+  buttons.dataset.for = name;
+  const make = (label, command) => {
+    const button = document.createElement('button');
+    button.type = 'button';
+    button.dataset.send = label;
+    button.textContent = label;
+    button.addEventListener('click', () => send(name, command));
+    return button;
+  };
+  const list = [
+    ...SIGNALS.map((type) => make(type, { kind: 'signal', type })),
+    make('idle', { kind: 'idle' }),
+  ];
+  if (name.startsWith('loop:')) list.push(make('stop loop', { kind: 'stop_loop' }));
+  buttons.replaceChildren(...list);
+  const select = $('runtime-type');
+  if (select.options.length === 0)
+    select.append(...RUNTIME_EVENTS.map((type) => new Option(type, type)));
+}
+
+function send(actor, command) {
+  const requestId = `r${++requestSeq}`;
+  $('command-status').className = '';
+  $('command-status').textContent = 'sending…';
+  socket?.send(JSON.stringify({ type: 'command', requestId, actor, command }));
+}
+
+$('send-message').addEventListener('click', () => {
+  const actor = actors.get(selected);
+  if (actor) send(actor.name, { kind: 'message', text: $('message-text').value });
+});
+
+$('send-runtime').addEventListener('click', () => {
+  const actor = actors.get(selected);
+  if (!actor) return;
+  let payload = {};
+  try {
+    payload = $('runtime-payload').value.trim() ? JSON.parse($('runtime-payload').value) : {};
+  } catch (error) {
+    $('command-status').className = 'error';
+    $('command-status').textContent = `payload is not JSON: ${error.message}`;
+    return;
+  }
+  send(actor.name, { kind: 'runtime', event: { type: $('runtime-type').value, ...payload } });
+});
+
+// ---- The event log ----
+
+function actorName(sessionId) {
+  return actors.get(sessionId)?.name ?? sessionId ?? '';
+}
+
+function logRow(entry) {
+  const row = document.createElement('tr');
+  const time = new Date(entry.at).toISOString().slice(11, 23);
+  const route = `${entry.sourceId ? actorName(entry.sourceId) : 'host'} → ${actorName(entry.sessionId)}`;
+  for (const text of [time, route, entry.type]) {
+    const cell = document.createElement('td');
+    cell.textContent = text;
+    row.append(cell);
+  }
+  row.dataset.text = `${route} ${entry.type}`.toLowerCase();
+  return row;
+}
+
+function matchesFilter(row) {
+  const filter = $('log-filter').value.trim().toLowerCase();
+  return !filter || row.dataset.text.includes(filter);
+}
+
+function appendLogRow(entry) {
+  const body = $('log').tBodies[0];
+  const row = logRow(entry);
+  row.hidden = !matchesFilter(row);
+  body.append(row);
+  while (body.rows.length > LOG_LIMIT) body.deleteRow(0);
+}
+
+function renderLog() {
+  const body = $('log').tBodies[0];
+  body.replaceChildren();
+  for (const entry of events.slice(-LOG_LIMIT)) appendLogRow(entry);
+}
+
+$('log-filter').addEventListener('input', () => {
+  for (const row of $('log').tBodies[0].rows) row.hidden = !matchesFilter(row);
+});
+
+connect();

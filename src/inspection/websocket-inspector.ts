@@ -1,0 +1,104 @@
+import { createInspector } from '@statelyai/inspect';
+import safeStableStringify from 'safe-stable-stringify';
+import WebSocket from 'ws';
+import type { InspectionEvent, Observer } from 'xstate';
+
+/** A command the inspector page sends to an actor of a running rolebox. */
+export type InspectorCommand =
+  | { readonly kind: 'signal'; readonly type: string; readonly payload?: Record<string, unknown> }
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'message'; readonly text: string }
+  | { readonly kind: 'runtime'; readonly event: Record<string, unknown> }
+  | { readonly kind: 'stop_loop' };
+
+/** Runs a command; throws (a RoleboxError, typically) to refuse it. */
+export type InspectorCommandHandler = (actor: string, command: InspectorCommand) => void;
+
+/** A live connection to an inspector server. */
+export interface WebSocketInspector {
+  /** The XState inspection observer to pass to the actor system. */
+  readonly observer: Observer<InspectionEvent>;
+  /** Closes the connection and cancels any reconnection; events after this are dropped. */
+  stop(): void;
+}
+
+const stringify = safeStableStringify.configure({ maximumDepth: 10 });
+
+/**
+ * Streams a rolebox's actors to an inspector server that speaks the @statelyai/inspect
+ * WebSocket protocol (rolebox's own, or Stately's), and takes the page's commands on the
+ * same socket. Events wait in a bounded buffer (500) while the socket connects; a lost
+ * connection is retried every second until `stop()`, which cancels everything, so a
+ * stopped rolebox never keeps its process alive.
+ */
+export function connectWebSocketInspector(
+  url: string,
+  onCommand: InspectorCommandHandler,
+): WebSocketInspector {
+  const buffer: string[] = [];
+  let socket: WebSocket | undefined;
+  let retry: ReturnType<typeof setTimeout> | undefined;
+  let stopped = false;
+
+  const connect = () => {
+    if (stopped) return;
+    const ws = new WebSocket(url);
+    socket = ws;
+    ws.on('open', () => {
+      for (const frame of buffer.splice(0)) ws.send(frame);
+    });
+    ws.on('message', (data) => handleCommand(ws, String(data)));
+    ws.on('error', () => {});
+    ws.on('close', () => {
+      if (stopped) return;
+      retry = setTimeout(connect, 1_000);
+      retry.unref();
+    });
+  };
+
+  const handleCommand = (ws: WebSocket, data: string) => {
+    let message: { type?: unknown; requestId?: unknown; actor?: unknown; command?: unknown };
+    try {
+      message = JSON.parse(data);
+    } catch {
+      return;
+    }
+    if (message.type !== 'rolebox.command') return;
+    let result: { ok: boolean; error?: string };
+    try {
+      onCommand(String(message.actor), message.command as InspectorCommand);
+      result = { ok: true };
+    } catch (error) {
+      result = { ok: false, error: (error as Error).message };
+    }
+    ws.send(
+      JSON.stringify({ type: 'rolebox.command_result', requestId: message.requestId, ...result }),
+    );
+  };
+
+  const inspector = createInspector(
+    {
+      send(event: unknown) {
+        if (stopped) return;
+        const frame = stringify(event) as string;
+        if (socket?.readyState === WebSocket.OPEN) socket.send(frame);
+        else {
+          buffer.push(frame);
+          if (buffer.length > 500) buffer.shift();
+        }
+      },
+      start: connect,
+      stop() {},
+    },
+    { autoStart: true },
+  );
+  inspector.start();
+  return {
+    observer: inspector.inspect as Observer<InspectionEvent>,
+    stop() {
+      stopped = true;
+      if (retry) clearTimeout(retry);
+      socket?.close();
+    },
+  };
+}
