@@ -1,4 +1,4 @@
-// `npm start` runs this: the approval workflow of the signal seed, then a session that
+// `npm run example` runs this: the approval workflow of the signal seed, then a session that
 // waits for the user twice (approve a worker step, review its artifact).
 import { createRolebox, defineFunction } from 'rolebox';
 

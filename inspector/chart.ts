@@ -30,16 +30,18 @@ export interface Chart {
   readonly edges: readonly ChartEdge[];
 }
 
-/** The parts of XState's `machine.definition` (plain data) the chart is made of. */
-interface DefinitionNode {
-  id: string;
-  key: string;
-  type: ChartNode['type'];
-  initial?: { target?: unknown[] } | undefined;
-  states: Record<string, DefinitionNode>;
-  transitions: DefinitionTransition[];
-  /** Eventless transitions are kept apart. */
-  always?: DefinitionTransition[] | undefined;
+/** The parts of XState's state nodes (and their plain `definition`) the chart is made of. */
+interface ChartSource {
+  readonly definition: {
+    id: string;
+    key: string;
+    type: ChartNode['type'];
+    initial?: { target?: unknown[] } | undefined;
+    transitions: DefinitionTransition[];
+  };
+  readonly states: Record<string, ChartSource>;
+  /** Eventless transitions: on the state node, not in its `definition`. */
+  readonly always?: DefinitionTransition[] | undefined;
 }
 
 interface DefinitionTransition {
@@ -70,7 +72,7 @@ function guardName(guard: unknown): string | undefined {
  */
 export function chartFromConfig(configJson: string | undefined): Chart | undefined {
   if (!configJson) return undefined;
-  let root: DefinitionNode;
+  let root: ChartSource;
   try {
     const config = JSON.parse(configJson) as Record<string, unknown>;
     if (
@@ -79,32 +81,33 @@ export function chartFromConfig(configJson: string | undefined): Chart | undefin
       (!config.states && !config.on && !config.initial)
     )
       return undefined;
-    root = createMachine(config as never).definition as unknown as DefinitionNode;
+    root = createMachine(config as never).root as unknown as ChartSource;
   } catch {
     return undefined;
   }
   const edges: ChartEdge[] = [];
-  const toNode = (node: DefinitionNode, path: readonly string[]): ChartNode => {
-    for (const transition of [...(node.transitions ?? []), ...(node.always ?? [])]) {
+  const toNode = (node: ChartSource, path: readonly string[]): ChartNode => {
+    const definition = node.definition;
+    for (const transition of [...(definition.transitions ?? []), ...(node.always ?? [])]) {
       const guard = guardName(transition.guard);
       for (const target of transition.target ?? []) {
         const id = targetId(target);
         if (id === undefined) continue;
         edges.push({
           id: `e${edges.length}`,
-          source: node.id,
+          source: definition.id,
           target: id,
           event: transition.eventType ?? '',
           ...(guard ? { guard } : {}),
         });
       }
     }
-    const initial = targetId(node.initial?.target?.[0])?.split('.').at(-1);
+    const initial = targetId(definition.initial?.target?.[0])?.split('.').at(-1);
     return {
-      id: node.id,
-      key: node.key,
+      id: definition.id,
+      key: definition.key,
       path,
-      type: node.type,
+      type: definition.type,
       ...(initial ? { initial } : {}),
       children: Object.entries(node.states ?? {}).map(([key, child]) =>
         toNode(child, [...path, key]),

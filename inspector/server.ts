@@ -1,5 +1,7 @@
+import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
@@ -63,10 +65,14 @@ export interface InspectorServer {
   stop(): Promise<void>;
 }
 
-const PAGE_DIR = join(fileURLToPath(new URL('.', import.meta.url)), 'page');
-const ELK_BUNDLE = fileURLToPath(
-  new URL('../node_modules/elkjs/lib/elk.bundled.js', import.meta.url),
-);
+const HERE = fileURLToPath(new URL('.', import.meta.url));
+// The page is plain files, not compiled: compiled to dist/inspector/, it is served from the
+// sources two levels up.
+const PAGE_DIR =
+  [join(HERE, 'page'), join(HERE, '..', '..', 'inspector', 'page')].find((dir) =>
+    existsSync(join(dir, 'index.html')),
+  ) ?? join(HERE, 'page');
+const ELK_BUNDLE = createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');
 const STATIC: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: join(PAGE_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
   '/app.js': { file: join(PAGE_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },

@@ -1,8 +1,10 @@
-import { execFile } from 'node:child_process';
+import { execFile, spawn } from 'node:child_process';
 import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
+import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
 import { describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
@@ -61,20 +63,84 @@ describe('README', async () => {
     }, 20_000);
   });
 
-  it('names npm test as the test command, which .ci/run runs', async () => {
+  it('starts with the two set-up commands and names npm test, which .ci/run runs', async () => {
     const blocks = await readmeBlocks();
     const setup = blocks.find((block) => block.lang === 'sh');
-    expect(setup?.body).toContain('npm install && npm start');
-    expect(setup?.body).toContain('npm test');
+    expect(
+      setup?.body
+        .split('\n')
+        .filter(Boolean)
+        .map((line) => line.split('#')[0]?.trim()),
+    ).toEqual(['npm install', 'npm start']);
+    expect(await readFile(join(root, 'README.md'), 'utf8')).toContain(
+      '`npm test` runs the whole test suite',
+    );
     const ci = await readFile(join(root, '.ci', 'run'), 'utf8');
     expect(ci).toMatch(/^npm ci$/m);
     expect(ci).toMatch(/^npm test$/m);
   });
+
+  it('shows the inspector screenshot it names', async () => {
+    const readme = await readFile(join(root, 'README.md'), 'utf8');
+    const [, image] = /!\[[^\]]*\]\((docs\/[^)]+\.png)\)/.exec(readme) ?? [];
+    expect(image).toBeDefined();
+    expect((await readFile(join(root, image as string))).subarray(1, 4).toString()).toBe('PNG');
+  });
 });
 
 describe('npm start', () => {
+  it('runs the demo: prints the URL of an inspector page that shows the live machines', async () => {
+    // Its own process group, so Ctrl-C reaches node behind npm.
+    const child = spawn('npm', ['start', '--silent', '--', '--port', '0', '--round-seconds', '0'], {
+      cwd: root,
+      detached: true,
+      stdio: ['ignore', 'pipe', 'pipe'],
+    });
+    const exited = new Promise<number | string | null>((resolve) =>
+      child.on('close', (code, signal) => resolve(code ?? signal)),
+    );
+    try {
+      const lines = createInterface({ input: child.stdout });
+      const url = await new Promise<string>((resolve, reject) => {
+        lines.on('line', (line) => {
+          if (line.startsWith('inspector: ')) resolve(line.slice('inspector: '.length));
+        });
+        exited.then((code) =>
+          reject(new Error(`npm start ended (${code}) without printing a URL`)),
+        );
+      });
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      expect((await fetch(url)).status).toBe(200);
+      // What a page is sent when it connects: the demo's machines, live.
+      const page = new WebSocket(`${url.replace('http', 'ws')}ui`);
+      const init = await new Promise<{ actors: { name: string; chart?: unknown }[] }>((resolve) =>
+        page.once('message', (data) => resolve(JSON.parse(String(data)))),
+      );
+      page.close();
+      const names = init.actors.map((actor) => actor.name);
+      expect(names).toEqual(
+        expect.arrayContaining([
+          'session:approval',
+          'fn:approval:awaiting-approval',
+          'session:writer',
+          'session:review',
+        ]),
+      );
+      expect(names.some((name) => name.startsWith('loop:'))).toBe(true);
+      expect(
+        init.actors.find((actor) => actor.name === 'fn:approval:awaiting-approval')?.chart,
+      ).toBeDefined();
+    } finally {
+      process.kill(-(child.pid as number), 'SIGINT');
+    }
+    // The demo exits 0 on Ctrl-C; npm, which got it too, may report the signal instead.
+    expect([0, 'SIGINT']).toContain(await exited);
+  }, 30_000);
+});
+
+describe('npm run example', () => {
   it('prints the receipts of the approval scenario and a session that waits for the user', async () => {
-    const { stdout } = await run('npm', ['start', '--silent'], { cwd: root });
+    const { stdout } = await run('npm', ['run', 'example', '--silent'], { cwd: root });
     expect(stdout).toContain(
       'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
     );

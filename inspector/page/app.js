@@ -265,11 +265,10 @@ async function drawChart(actor) {
   index(actor.chart.root);
 
   const svg = document.createElementNS(SVG, 'svg');
-  // Drawn at its natural size, shrunk to the panel's width when it is wider.
+  // Drawn at its natural size so labels stay readable; the panel scrolls around a big one.
   svg.setAttribute('viewBox', `0 0 ${layout.width + 20} ${layout.height + 20}`);
   svg.setAttribute('width', String(layout.width + 20));
-  svg.style.maxWidth = '100%';
-  svg.style.height = 'auto';
+  svg.setAttribute('height', String(layout.height + 20));
   svg.innerHTML =
     '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#56677a"/></marker></defs>';
   const origin = new Map([['__graph', { x: 10, y: 10 }]]);
@@ -323,7 +322,14 @@ async function drawChart(actor) {
   }
   container.replaceChildren(svg);
   highlight(actor);
+  // Start where the actor is: its active state in view.
+  const active = [...container.querySelectorAll('.state-node.active.atomic')].at(-1);
+  active?.scrollIntoView({ block: 'nearest', inline: 'center' });
 }
+
+$('chart-fit').addEventListener('change', (event) => {
+  $('chart').classList.toggle('fit', event.target.checked);
+});
 
 // ---- Context as collapsible JSON ----
 

@@ -33,7 +33,7 @@ export interface CommandDispatcherOptions {
   readonly orphanCheckMs?: number;
 }
 
-/** The files of one task, under `<stateDir>/tasks/<taskId>/`. */
+/** The files of one task, under `<stateDir>/<taskId>/`. */
 interface TaskFiles {
   readonly dir: string;
   readonly meta: string;

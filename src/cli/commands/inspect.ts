@@ -1,0 +1,21 @@
+import { startInspectorServer } from '../../../inspector/server.js';
+import { type Output, untilInterrupted } from '../output.js';
+
+/** `rolebox inspect`: runs the inspector until Ctrl-C. Returns the exit code. */
+export async function runInspectCommand(
+  options: { port: number; host: string },
+  output: Output,
+): Promise<number> {
+  const server = await startInspectorServer({
+    port: options.port,
+    host: options.host,
+    log: (message) => output.err(`» ${message}`),
+  });
+  output.out(`inspector: ${server.url}`);
+  output.out(
+    `apps stream to ${server.wsUrl}  (createRolebox({ inspect: { url: '${server.wsUrl}' } }), or --inspect ${server.wsUrl})`,
+  );
+  await untilInterrupted();
+  await server.stop();
+  return 0;
+}

@@ -1,0 +1,141 @@
+import { RoleboxError } from '../../errors.js';
+import { parseLoopCommand } from '../../loop/parse-loop-command.js';
+import { isTerminalLoopPhase } from '../../loop/types.js';
+import { CommandDispatcher } from '../../ports/command-dispatcher.js';
+import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
+import { createRolebox, type Rolebox } from '../../rolebox.js';
+import { resolveInspect } from '../inspector-option.js';
+import { followLoops, type Output } from '../output.js';
+
+/** The slot where the CLI remembers a session's worker command, for `rolebox resume`. */
+export const WORKER_SLOT = 'cli.worker';
+
+/** Options shared by the commands that run loops. */
+export interface RunOptions {
+  readonly store: string;
+  readonly tasks: string;
+  readonly delay?: number;
+  readonly roundTimeout?: number;
+  readonly inspect?: string | boolean;
+}
+
+/** Exit codes: complete 0, error or interrupted 1, cancelled 130 (as after Ctrl-C). */
+export function exitCodeFor(phases: readonly string[]): number {
+  if (phases.some((phase) => phase === 'error' || phase === 'interrupted')) return 1;
+  if (phases.some((phase) => phase === 'cancelled')) return 130;
+  return 0;
+}
+
+/**
+ * Builds the rolebox a loop command runs with: the SQLite store, the command dispatcher
+ * and the limits from the options.
+ */
+export async function cliRolebox(options: RunOptions, worker: string, output: Output) {
+  const inspect = await resolveInspect(options.inspect, output);
+  const store = new SqliteSnapshotStore(options.store);
+  const dispatcher = new CommandDispatcher({ command: worker, stateDir: options.tasks });
+  const rb = createRolebox({
+    store,
+    dispatcher,
+    // Saved as soon as anything changes: a shell command can be killed at any moment.
+    saveDebounceMs: 0,
+    limits: {
+      ...(options.delay === undefined ? {} : { interRoundDelayMs: options.delay }),
+      ...(options.roundTimeout === undefined ? {} : { roundTimeoutMs: options.roundTimeout }),
+    },
+    ...(inspect ? { inspect: { url: inspect.url } } : {}),
+  });
+  const close = async () => {
+    await rb.stop();
+    await store.close();
+    await inspect?.server?.stop();
+  };
+  return { rb, close };
+}
+
+/**
+ * Waits until every loop in `loopIds` has finished, printing its progress. The first
+ * Ctrl-C stops the loops (the stop-loop command); a second one leaves at once with
+ * everything saved, for `rolebox resume` (so does SIGTERM).
+ * Returns: the exit code.
+ */
+export async function waitForLoops(
+  rb: Rolebox,
+  loopIds: Set<string>,
+  output: Output,
+  totals: (loopId: string) => number | undefined,
+): Promise<number> {
+  const phases: string[] = [];
+  let interrupted = 0;
+  const stopFollowing = followLoops(
+    (handler) => rb.on('*', handler),
+    totals,
+    output,
+    () => rb.flush(),
+  );
+  return new Promise<number>((resolve) => {
+    const onSigint = () => {
+      interrupted++;
+      if (interrupted === 1) {
+        output.err(
+          '» stopping (stop-loop); press Ctrl-C again to leave now, then `rolebox resume` to go on',
+        );
+        for (const sessionId of rb.sessions()) {
+          const session = rb.session(sessionId);
+          const loop = session.view().loop;
+          if (loop && !isTerminalLoopPhase(loop.phase)) session.message('/stop-loop');
+        }
+      } else {
+        finish(130);
+      }
+    };
+    // SIGTERM (a supervisor stopping us) leaves at once, like a second Ctrl-C.
+    const onSigterm = () => finish(143);
+    const finish = (code: number) => {
+      process.off('SIGINT', onSigint);
+      process.off('SIGTERM', onSigterm);
+      stopFollowing();
+      off();
+      resolve(code);
+    };
+    const off = rb.on('loop_finished', (event) => {
+      if (!loopIds.has(event.loopId)) return;
+      loopIds.delete(event.loopId);
+      phases.push(event.phase);
+      if (loopIds.size === 0) finish(exitCodeFor(phases));
+    });
+    process.on('SIGINT', onSigint);
+    process.on('SIGTERM', onSigterm);
+    if (loopIds.size === 0) finish(0);
+  });
+}
+
+/**
+ * `rolebox loop "|loop:3| task" --worker "cmd"`: runs a loop with the command dispatcher
+ * and the SQLite store, printing its notes. Returns the exit code.
+ */
+export async function runLoopCommand(
+  text: string,
+  options: RunOptions & { worker: string; session?: string },
+  output: Output,
+): Promise<number> {
+  const command = parseLoopCommand(text);
+  if (command.clamped)
+    output.err(`» ${command.requested} rounds asked for; loops run at most ${command.iterations}`);
+  const { rb, close } = await cliRolebox(options, options.worker, output);
+  try {
+    await rb.start();
+    const session = await rb.openSession(options.session ? { id: options.session } : {});
+    session.setSlot(WORKER_SLOT, options.worker);
+    const started = session.startLoop(text);
+    if (!started.ok)
+      throw new RoleboxError('invalid_argument', `the loop was refused: ${started.reason}`);
+    output.err(
+      `» session ${session.id}, loop ${started.loopId}: ${command.iterations} round(s), ${command.mode} mode`,
+    );
+    const total = command.iterations;
+    return await waitForLoops(rb, new Set([started.loopId]), output, () => total);
+  } finally {
+    await close();
+  }
+}

@@ -1,0 +1,149 @@
+import { existsSync } from 'node:fs';
+import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
+import { decodeEnvelope, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
+import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
+import { runtimePhaseOf } from '../../views.js';
+import type { Output } from '../output.js';
+
+/** One stored session as `rolebox status` shows it. */
+export interface SessionStatus {
+  readonly session: string;
+  readonly phase: string;
+  readonly waiting?: string;
+  readonly functions: readonly {
+    readonly name: string;
+    readonly phase: string;
+    readonly live: boolean;
+  }[];
+  readonly loop?: { readonly id: string; readonly phase: string; readonly round: string };
+  readonly error?: string;
+}
+
+interface StoredChild {
+  src: string;
+  snapshot: { value: unknown; context: Record<string, unknown> };
+}
+
+const phaseName = (value: unknown) =>
+  typeof value === 'string' ? value : (Object.keys((value as object) ?? {})[0] ?? String(value));
+
+/**
+ * Reads the store and describes every session without starting anything: no loop moves,
+ * no worker is touched.
+ */
+export async function readStatus(storePath: string): Promise<SessionStatus[]> {
+  if (!existsSync(storePath))
+    throw new RoleboxError('invalid_argument', `no store at ${describeValue(storePath)}`);
+  const store = new SqliteSnapshotStore(storePath);
+  try {
+    const rows: SessionStatus[] = [];
+    for (const record of await store.loadAll()) {
+      if (record.id === SYSTEM_RECORD_ID) continue;
+      try {
+        const snapshot = decodeEnvelope(record.id, record.data).snapshot as {
+          value: unknown;
+          context: {
+            waitingReason?: { kind?: string } | null;
+            retiredFunctions?: Record<string, { phase: string }>;
+            lastLoop?: Record<string, unknown> | null;
+          };
+          children: Record<string, StoredChild>;
+        };
+        const children = Object.values(snapshot.children ?? {});
+        const functions = [
+          ...children
+            .filter((child) => child.src === 'function')
+            .map((child) => ({
+              name: String(child.snapshot.context.name),
+              phase: phaseName(child.snapshot.value),
+              live: true,
+            })),
+          ...Object.entries(snapshot.context.retiredFunctions ?? {}).map(([name, retired]) => ({
+            name,
+            phase: retired.phase,
+            live: false,
+          })),
+        ];
+        const liveLoop = children.find((child) => child.src === 'loop');
+        const loopContext = liveLoop?.snapshot.context ?? snapshot.context.lastLoop ?? undefined;
+        const loopPhase = liveLoop
+          ? phaseName(liveLoop.snapshot.value)
+          : (snapshot.context.lastLoop?.phase as string | undefined);
+        rows.push({
+          session: record.id,
+          phase: runtimePhaseOf(snapshot.value),
+          ...(snapshot.context.waitingReason?.kind
+            ? { waiting: snapshot.context.waitingReason.kind }
+            : {}),
+          functions,
+          ...(loopContext && loopPhase
+            ? {
+                loop: {
+                  id: String(loopContext.id),
+                  phase: loopPhase,
+                  round: `${String(loopContext.current)}/${String(loopContext.total)}`,
+                },
+              }
+            : {}),
+        });
+      } catch (error) {
+        if (!isRoleboxError(error)) throw error;
+        rows.push({ session: record.id, phase: '?', functions: [], error: error.message });
+      }
+    }
+    return rows;
+  } finally {
+    await store.close();
+  }
+}
+
+/** Lays rows out as a plain-text table. */
+export function formatTable(
+  header: readonly string[],
+  rows: readonly (readonly string[])[],
+): string {
+  const widths = header.map((title, column) =>
+    Math.max(title.length, ...rows.map((row) => (row[column] ?? '').length)),
+  );
+  const line = (cells: readonly string[]) =>
+    cells
+      .map((cell, column) => cell.padEnd(widths[column] as number))
+      .join('  ')
+      .trimEnd();
+  return [line(header), line(widths.map((width) => '-'.repeat(width))), ...rows.map(line)].join(
+    '\n',
+  );
+}
+
+/** `rolebox status`: the stored sessions, their functions and loops. Returns the exit code. */
+export async function runStatusCommand(
+  options: { store: string; json?: boolean },
+  output: Output,
+): Promise<number> {
+  const rows = await readStatus(options.store);
+  if (options.json) {
+    output.out(JSON.stringify(rows, null, 2));
+    return 0;
+  }
+  if (rows.length === 0) {
+    output.out(`no sessions in ${options.store}`);
+    return 0;
+  }
+  output.out(
+    formatTable(
+      ['SESSION', 'PHASE', 'FUNCTIONS', 'LOOP'],
+      rows.map((row) => [
+        row.session,
+        row.error
+          ? `unreadable: ${row.error}`
+          : row.waiting
+            ? `${row.phase} (${row.waiting})`
+            : row.phase,
+        row.functions.map((fn) => `${fn.name}=${fn.phase}${fn.live ? '' : '*'}`).join(', ') || '-',
+        row.loop ? `${row.loop.id} ${row.loop.phase} ${row.loop.round}` : '-',
+      ]),
+    ),
+  );
+  if (rows.some((row) => row.functions.some((fn) => !fn.live))) output.out('(* no longer live)');
+  return 0;
+}

@@ -1,0 +1,188 @@
+import { existsSync, readFileSync } from 'node:fs';
+import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { isRoleboxError } from '../errors.js';
+import { runDemoCommand } from './commands/demo.js';
+import { runInspectCommand } from './commands/inspect.js';
+import { runLoopCommand } from './commands/loop.js';
+import { runReplayCommand } from './commands/replay.js';
+import { runResumeCommand } from './commands/resume.js';
+import { runStatusCommand } from './commands/status.js';
+import { type Output, processOutput } from './output.js';
+
+/** Exit code for a bad argument or bad input (a usage error). */
+export const USAGE_EXIT_CODE = 2;
+
+const DEFAULT_STORE = '.rolebox/state.db';
+const DEFAULT_TASKS = '.rolebox/tasks';
+
+/** Parses a whole number of at least `min` for an option, or explains what is wrong. */
+function wholeNumber(min: number) {
+  return (text: string): number => {
+    const value = Number(text);
+    if (text.trim() === '' || !Number.isInteger(value) || value < min) {
+      throw new InvalidArgumentError(
+        `expected a whole number ≥ ${min}, got ${JSON.stringify(text)}.`,
+      );
+    }
+    return value;
+  };
+}
+
+/** The version in rolebox's package.json (found from here, in the sources or in dist/). */
+function packageVersion(): string {
+  for (let dir = new URL('.', import.meta.url); dir.pathname !== '/'; dir = new URL('..', dir)) {
+    const file = new URL('package.json', dir);
+    if (existsSync(file)) {
+      const pkg = JSON.parse(readFileSync(file, 'utf8')) as { name?: string; version?: string };
+      if (pkg.name === 'rolebox' && pkg.version) return pkg.version;
+    }
+  }
+  return 'unknown';
+}
+
+function runOptions(command: Command): Command {
+  return command
+    .option('--store <file>', 'SQLite file the sessions are saved in', DEFAULT_STORE)
+    .option(
+      '--tasks <dir>',
+      'directory the worker tasks are kept in (they outlive the process)',
+      DEFAULT_TASKS,
+    )
+    .option('--delay <ms>', 'pause between rounds', wholeNumber(0))
+    .option('--round-timeout <ms>', 'a round running longer than this is an error', wholeNumber(1))
+    .option(
+      '--inspect [url]',
+      'stream to the inspector at url (ws://…), or start one here and print its address',
+    );
+}
+
+/**
+ * Builds the `rolebox` program. Each action stores its exit code in `exit.code`.
+ * Expects: `output` to write to; the process streams in the real command.
+ */
+export function buildProgram(output: Output, exit: { code: number }): Command {
+  const program = new Command('rolebox')
+    .description('Run, watch, resume and replay rolebox loops and sessions.')
+    .version(packageVersion())
+    .showHelpAfterError('(add --help for usage)')
+    .configureOutput({
+      writeOut: (text) => output.out(text.trimEnd()),
+      writeErr: (text) => output.err(text.trimEnd()),
+      // One prefix for every complaint, commander's and ours.
+      outputError: (text, write) => write(text.replace(/^error: /, 'rolebox: ')),
+    })
+    .exitOverride();
+
+  runOptions(
+    program
+      .command('loop')
+      .description(
+        'Run a loop: |loop:N| <task> rounds of a shell command, printing its notes. Ctrl-C stops the loop; twice leaves it for `rolebox resume`.',
+      )
+      .argument('<text>', 'the loop command, e.g. "|loop:3| summarise the logs"')
+      .requiredOption(
+        '--worker <command>',
+        'shell command that runs one round: prompt on stdin, result on stdout',
+      )
+      .option('--session <id>', 'id of the session the loop runs in'),
+  ).action(async (text: string, options) => {
+    exit.code = await runLoopCommand(text, options, output);
+  });
+
+  runOptions(
+    program
+      .command('resume')
+      .description(
+        'Restore the stored sessions, reconcile their loops with the worker tasks, and run them to the end.',
+      )
+      .option('--worker <command>', 'worker command (default: the one the loop was started with)'),
+  ).action(async (options) => {
+    exit.code = await runResumeCommand(options, output);
+  });
+
+  program
+    .command('status')
+    .description(
+      'List the stored sessions with their phases, functions and loops, without running anything.',
+    )
+    .option('--store <file>', 'SQLite file the sessions are saved in', DEFAULT_STORE)
+    .option('--json', 'print JSON for machines instead of a table')
+    .action(async (options) => {
+      exit.code = await runStatusCommand(options, output);
+    });
+
+  program
+    .command('inspect')
+    .description(
+      'Start the offline inspector: apps stream to it, a browser shows their live statecharts.',
+    )
+    .option('--port <port>', 'port to listen on (0 for any free one)', wholeNumber(0), 7070)
+    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .action(async (options) => {
+      exit.code = await runInspectCommand(options, output);
+    });
+
+  program
+    .command('replay')
+    .description(
+      'Replay a recorded run (.run.json) against the current machines; exits 1 on a divergence.',
+    )
+    .argument('<file>', 'the recorded run')
+    .action(async (file: string) => {
+      exit.code = await runReplayCommand(file, output);
+    });
+
+  program
+    .command('demo')
+    .description(
+      'A showcase system with the inspector on: a three-round loop, an approval waiting for `answer`, a session in review.',
+    )
+    .option(
+      '--port <port>',
+      'port of the inspector (a free one when taken; 0 for any)',
+      wholeNumber(0),
+      7070,
+    )
+    .option(
+      '--inspect <url>',
+      'stream to an inspector already running at url instead of starting one',
+    )
+    .addOption(
+      new Option('--round-seconds <s>', 'how long the built-in worker takes per round')
+        .argParser(wholeNumber(0))
+        .default(3),
+    )
+    .action(async (options) => {
+      exit.code = await runDemoCommand(options, output);
+    });
+
+  return program;
+}
+
+/**
+ * Runs the `rolebox` command line. Returns the exit code: 0 on success, 2 for a bad
+ * argument or bad input (the message says which), otherwise what the command reports.
+ */
+export async function main(
+  argv: readonly string[],
+  output: Output = processOutput,
+): Promise<number> {
+  const exit = { code: 0 };
+  try {
+    await buildProgram(output, exit).parseAsync([...argv], { from: 'user' });
+    return exit.code;
+  } catch (error) {
+    if (error instanceof CommanderError) {
+      // Help and version are "errors" to commander; they were printed and are fine.
+      return error.exitCode === 0 ? 0 : USAGE_EXIT_CODE;
+    }
+    if (isRoleboxError(error)) {
+      output.err(`rolebox: ${error.message} [${error.code}]`);
+      return USAGE_EXIT_CODE;
+    }
+    output.err(
+      `rolebox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
+    );
+    return 1;
+  }
+}

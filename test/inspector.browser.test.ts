@@ -1,0 +1,112 @@
+import { existsSync } from 'node:fs';
+import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { type Browser, chromium } from 'playwright-core';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { type CliProcess, startCli } from './support/cli.js';
+
+// Debian's chromium (installed by .ci/run); playwright's own download cannot run here.
+const CHROMIUM = '/usr/bin/chromium';
+const OUTPUT = join(import.meta.dirname, '..', 'test-output');
+
+describe('the inspector page in a real browser, on a running demo', () => {
+  let demo: CliProcess;
+  let browser: Browser;
+  let url: string;
+  let dir: string;
+
+  beforeAll(async () => {
+    if (!existsSync(CHROMIUM))
+      throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
+    dir = await mkdtemp(join(tmpdir(), 'rolebox-browser-'));
+    // Slow rounds: the loop is still running while the page is looked at.
+    demo = startCli(['demo', '--port', '0', '--round-seconds', '5'], { cwd: dir });
+    url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
+    browser = await chromium.launch({
+      executablePath: CHROMIUM,
+      headless: true,
+      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
+    });
+  }, 60_000);
+
+  afterAll(async () => {
+    await browser?.close();
+    demo?.process.kill('SIGINT');
+    await demo?.exited;
+    if (dir) await rm(dir, { recursive: true, force: true });
+  });
+
+  it('draws the loop and the approval function, and a click on `answer` completes the function', async () => {
+    const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+    const foreign: string[] = [];
+    page.on('request', (request) => {
+      if (!request.url().startsWith(url.replace(/\/$/, '')) && !request.url().startsWith('ws://'))
+        foreign.push(request.url());
+    });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(url);
+    await page.locator('#connection[data-connection="open"]').waitFor();
+
+    // The actor tree: the system, the sessions under it, their functions and loop.
+    const loop = page.locator('[data-actor^="loop:"]').first();
+    await loop.waitFor();
+    await loop.click();
+    await page.locator('#chart .state-node[data-state-key="awaiting_worker"]').waitFor();
+    const loopStates = await page
+      .locator('#chart .state-node')
+      .evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-state-key')));
+    expect(loopStates).toEqual(
+      expect.arrayContaining([
+        'activating',
+        'dispatching',
+        'awaiting_worker',
+        'summarizing',
+        'checking',
+        'finalizing',
+        'complete',
+        'cancelled',
+        'error',
+      ]),
+    );
+    expect(await page.locator('#chart .edge').count()).toBeGreaterThan(10);
+    expect(await page.locator('#chart .state-node[data-active="true"]').count()).toBeGreaterThan(0);
+    await mkdir(OUTPUT, { recursive: true });
+    await page.screenshot({ path: join(OUTPUT, 'inspector-loop.png') });
+
+    const approval = page.locator('[data-actor="fn:approval:awaiting-approval"]');
+    await approval.click();
+    const gated = page.locator('#chart .state-node[data-state-key="gated"]');
+    await gated.waitFor();
+    expect(
+      await page
+        .locator('#chart .state-node')
+        .evaluateAll((nodes) => nodes.map((node) => node.getAttribute('data-state-key'))),
+    ).toEqual(expect.arrayContaining(['active', 'gated', 'complete']));
+    expect(await gated.getAttribute('data-active')).toBe('true');
+    expect(
+      await page.locator('#chart .edge[data-event^="answer"], #chart .edge text').allTextContents(),
+    ).not.toHaveLength(0);
+
+    await page.locator('#signal-buttons button[data-send="answer"]').click();
+    await page.locator('#command-status', { hasText: 'sent' }).waitFor();
+    await page
+      .locator('#chart .state-node[data-state-key="complete"][data-active="true"]')
+      .waitFor();
+    expect(await gated.getAttribute('data-active')).toBe('false');
+    await expect.poll(() => approval.textContent()).toContain('complete');
+    await demo.line(
+      /from the inspector → fn:approval:awaiting-approval \{"kind":"signal","type":"answer"\}/,
+    );
+    await demo.line(/approval: awaiting-approval complete/);
+
+    // The event log shows the signal that came from the page.
+    await page.locator('#log tbody tr', { hasText: 'session.signal' }).first().waitFor();
+
+    await page.screenshot({ path: join(OUTPUT, 'inspector-demo.png'), fullPage: true });
+    expect(existsSync(join(OUTPUT, 'inspector-demo.png'))).toBe(true);
+    expect(foreign).toEqual([]);
+    expect(errors).toEqual([]);
+  }, 60_000);
+});
