@@ -422,7 +422,16 @@ export function createSessionMachine(env: MachineEnv) {
           event.signal.payload,
         );
         enqueue.assign({ updatedAt: event.at });
-        tell(asEnqueue(enqueue), toHost({ type: 'signal', sessionId: context.sessionId, receipt }));
+        tell(
+          asEnqueue(enqueue),
+          toHost({
+            type: 'signal',
+            sessionId: context.sessionId,
+            receipt,
+            payload: event.signal.payload ?? {},
+            recordedOn: [...context.liveFunctions],
+          }),
+        );
       }),
       routeTool: enqueueActions(({ context, event, self, enqueue }) => {
         const tool =

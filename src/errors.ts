@@ -36,6 +36,12 @@ export const ERROR_CODES = {
   store_failed: 'the snapshot store could not read or write',
   not_started: 'a call that needs rb.start() first',
   stopped: 'a call on a rolebox that has been stopped',
+  invalid_source_event: 'a pipeline source event with a missing or malformed field',
+  invalid_pipeline_node: 'a signal or action a handler dispatched that is not a built node',
+  invalid_handler: 'a pipeline handler or policy definition with a missing or malformed field',
+  duplicate_handler: 'two pipeline handlers with the same id for the same type',
+  invalid_pipeline_record: 'a stored pipeline event that cannot be read back',
+  pipeline_stopped: 'a call on a pipeline that has been stopped',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

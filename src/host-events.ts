@@ -25,7 +25,15 @@ export interface IdleReport {
  * after the command that caused them has been fully processed.
  */
 export type HostEvent =
-  | { readonly type: 'signal'; readonly sessionId: string; readonly receipt: SignalReceipt }
+  | {
+      readonly type: 'signal';
+      readonly sessionId: string;
+      readonly receipt: SignalReceipt;
+      /** The signal's payload (`{}` when it had none). */
+      readonly payload: Readonly<Record<string, unknown>>;
+      /** The live functions that recorded it. */
+      readonly recordedOn: readonly string[];
+    }
   | {
       readonly type: 'tool';
       readonly sessionId: string;

@@ -132,6 +132,97 @@ export {
 export { type Migration, MigrationRegistry, noMigrations } from './persistence/migrations.js';
 export { Persister, type PersisterHost } from './persistence/persister.js';
 export type { StartReport } from './persistence/restore.js';
+export {
+  createAction,
+  createResultSignal,
+  createSignal,
+  createSource,
+  type PipelineActionInput,
+  type PipelineSignalInput,
+  type PipelineSourceInput,
+} from './pipeline/builders.js';
+export * from './pipeline/catalogue.js';
+export type {
+  GuardAccess,
+  HandlerContext,
+  SourceWindow,
+} from './pipeline/context.js';
+export {
+  type GuardBackend,
+  type GuardState,
+  InMemoryGuardBackend,
+} from './pipeline/guard-backend.js';
+export {
+  debounce,
+  type GuardOptions,
+  type GuardWait,
+  outerTimeout,
+  throttle,
+} from './pipeline/guards.js';
+export {
+  type ActionHandler,
+  type ActionOf,
+  type ActionReturn,
+  defineActionHandler,
+  definePipelineTypes,
+  definePolicy,
+  defineSignalHandler,
+  defineSourceHandler,
+  type PayloadCatalogue,
+  type PipelineHandler,
+  type PipelinePolicy,
+  type PipelineTypes,
+  type ProcessorReturn,
+  type SignalHandler,
+  type SignalOf,
+  type SourceHandler,
+  type SourceOf,
+} from './pipeline/handlers.js';
+export { applyOnce, hasApplied, idempotencyLane, markApplied } from './pipeline/idempotency.js';
+export {
+  type DedupedEvent,
+  normalizeSourceEvent,
+  type SourceEventInput,
+  sourceEventId,
+} from './pipeline/ingress.js';
+export { DEFAULT_PIPELINE_LIMITS, type PipelineLimits } from './pipeline/limits.js';
+export * from './pipeline/nodes.js';
+export { PENDING_EVENT_PREFIX } from './pipeline/pending-events.js';
+export {
+  createPipeline,
+  type EnqueueReceipt,
+  type ExecuteBackends,
+  Pipeline,
+  type PipelineOptions,
+  type PipelineStartReport,
+} from './pipeline/pipeline.js';
+export {
+  domainOutcomeOf,
+  type HandlerRun,
+  projectRun,
+  type TelemetryRecord,
+  type TraceEdge,
+  type TraceProjection,
+  telemetryRecordOf,
+} from './pipeline/projection.js';
+export { HandlerRegistry, type InstalledHandler } from './pipeline/registry.js';
+export * from './pipeline/results.js';
+export {
+  ROLEBOX_SEND_POLICY_ID,
+  roleboxSendPolicy,
+  type SystemTarget,
+} from './pipeline/rolebox-send.js';
+export type {
+  ActionResultRecord,
+  ChainTrace,
+  HandlerCall,
+  PipelineRun,
+  RunError,
+} from './pipeline/scheduler.js';
+export { runChain, type SchedulerDeps } from './pipeline/scheduler.js';
+export { FALLBACK_SCOPE_KEY, scopeKeyOf } from './pipeline/scope-key.js';
+export { InMemorySourceEventStore, type SourceEventStore } from './pipeline/source-event-store.js';
+export { PIPELINE_METRICS, PIPELINE_SPANS, type TelemetryOptions } from './pipeline/telemetry.js';
 export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
 export { CommandDispatcher, type CommandDispatcherOptions } from './ports/command-dispatcher.js';
 export {
@@ -150,6 +241,7 @@ export {
   type StoredRecord,
 } from './ports/snapshot-store.js';
 export { DEFAULT_SQLITE_PATH, SqliteSnapshotStore } from './ports/sqlite-snapshot-store.js';
+export { applyRemoteCommand, type RemoteCommand } from './remote-command.js';
 export {
   createRolebox,
   type HostEventHandler,

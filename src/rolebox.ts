@@ -39,10 +39,13 @@ import {
   loadStoredSessions,
   type StartReport,
 } from './persistence/restore.js';
+import { Pipeline } from './pipeline/pipeline.js';
+import { connectPipeline } from './pipeline-bridge.js';
 import { type Clock, realClock } from './ports/clock.js';
 import type { Dispatcher } from './ports/dispatcher.js';
 import { type IdSource, nanoidIdSource } from './ports/ids.js';
 import type { SnapshotStore } from './ports/snapshot-store.js';
+import { applyRemoteCommand } from './remote-command.js';
 import type { ArtifactStoreContext } from './session/artifact-store.js';
 import type { AcceptanceMode } from './session/runtime-types.js';
 import { SessionHandle, type SessionHost, type SessionSnapshotView } from './session-handle.js';
@@ -92,6 +95,13 @@ export interface RoleboxOptions {
   readonly migrations?: MigrationRegistry;
   /** Record every event that enters the system from outside, for `rb.recordRun()` and replay. */
   readonly journal?: boolean;
+  /**
+   * A background pipeline (`createPipeline`) to feed with the system's facts (agent signals,
+   * completed functions, rounds and loops, phase and artifact changes) and to let drive the
+   * sessions through `action.rolebox.send`. `start()` starts it (running events enqueued
+   * before a restart), `stop()` stops it.
+   */
+  readonly pipeline?: Pipeline;
 }
 
 /** A handler for host events of one type. */
@@ -131,6 +141,8 @@ export class Rolebox {
   readonly #captures: HostEvent[][] = [];
   #state: 'created' | 'started' | 'stopped' = 'created';
   readonly #sessionHost: SessionHost;
+  readonly #pipeline: Pipeline | undefined;
+  #disconnectPipeline: (() => void) | undefined;
 
   /** Internal: use {@link createRolebox}. */
   constructor(options: RoleboxOptions = {}) {
@@ -174,6 +186,13 @@ export class Rolebox {
       loop: createLoopMachine(env),
     };
     this.#inspect = checkInspectOption(options.inspect);
+    if (options.pipeline !== undefined && !(options.pipeline instanceof Pipeline)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `pipeline must be created with createPipeline(), got ${describeValue(options.pipeline)}`,
+      );
+    }
+    this.#pipeline = options.pipeline;
     this.#migrations = options.migrations ?? noMigrations;
     if (options.store !== undefined && !isSnapshotStore(options.store)) {
       throw new RoleboxError(
@@ -293,7 +312,29 @@ export class Rolebox {
     this.#recorder?.begin();
     for (const failure of report.failed)
       this.#deliver([{ type: 'error', sessionId: failure.sessionId, error: failure.error }]);
+    if (this.#pipeline) await this.#startPipeline(this.#pipeline);
     return report;
+  }
+
+  /** Connects the pipeline both ways, then lets it run what was enqueued before a restart. */
+  async #startPipeline(pipeline: Pipeline): Promise<void> {
+    pipeline.attachSystem({
+      deliver: (sessionId, command) => applyRemoteCommand(this.session(sessionId), command),
+    });
+    this.#disconnectPipeline = connectPipeline(
+      {
+        on: (type, handler) => this.on(type, handler),
+        actor: (systemId) => this.system.system.get(systemId),
+        sessions: () => this.sessions(),
+        onError: (error, sessionId) => this.#deliver([{ type: 'error', sessionId, error }]),
+      },
+      pipeline,
+    );
+    try {
+      await pipeline.start();
+    } catch (error) {
+      this.#deliver([{ type: 'error', error: toError(error) }]);
+    }
   }
 
   /**
@@ -424,6 +465,12 @@ export class Rolebox {
    * running). The rolebox cannot be started again; the store stays open (it is the host's).
    */
   async stop(): Promise<void> {
+    if (this.#state === 'started' && this.#pipeline) {
+      // The runs in progress may still drive sessions: let them finish first.
+      await this.#pipeline.stop();
+      this.#disconnectPipeline?.();
+      this.#pipeline.attachSystem(undefined);
+    }
     if (this.#state === 'started') {
       try {
         await this.#persister?.flush();
@@ -473,34 +520,7 @@ export class Rolebox {
         `actor ${describeValue(actor)} belongs to no open session`,
         { actor },
       );
-    const session = this.session(sessionId);
-    if (typeof command !== 'object' || command === null)
-      throw new RoleboxError('invalid_argument', `not a command: ${describeValue(command)}`);
-    switch (command.kind) {
-      case 'signal':
-        session.signal({
-          type: command.type,
-          ...(command.payload ? { payload: command.payload } : {}),
-        });
-        break;
-      case 'idle':
-        session.idle();
-        break;
-      case 'message':
-        session.message(command.text);
-        break;
-      case 'runtime':
-        session.send(command.event as never);
-        break;
-      case 'stop_loop':
-        session.stopLoop({ now: true });
-        break;
-      default:
-        throw new RoleboxError(
-          'invalid_argument',
-          `unknown command ${describeValue((command as { kind?: unknown }).kind)}`,
-        );
-    }
+    applyRemoteCommand(this.session(sessionId), command);
     this.#deliver([{ type: 'inspector_command', sessionId, actor, command }]);
   }
 

@@ -56,6 +56,7 @@ describe('README', async () => {
       // Each example runs in a scratch folder of its own (its .rolebox state included), with
       // the repository's test/ folder reachable as in the README's paths.
       await symlink(join(root, 'test'), join(dir, 'test'));
+      await symlink(join(root, 'examples'), join(dir, 'examples'));
       const file = join(dir, 'example.ts');
       await writeFile(file, example.code);
       const { stdout } = await run(tsx, ['--conditions=source', file], { cwd: dir });
@@ -78,6 +79,12 @@ describe('README', async () => {
     const ci = await readFile(join(root, '.ci', 'run'), 'utf8');
     expect(ci).toMatch(/^npm ci$/m);
     expect(ci).toMatch(/^npm test$/m);
+  });
+
+  it('shows the auto-approval policy exactly as examples/auto-approval.ts has it', async () => {
+    const blocks = await readmeBlocks();
+    const example = await readFile(join(root, 'examples', 'auto-approval.ts'), 'utf8');
+    expect(blocks.some((block) => block.lang === 'ts' && block.body === example)).toBe(true);
   });
 
   it('shows the inspector screenshot it names', async () => {

@@ -2,14 +2,10 @@ import { createInspector } from '@statelyai/inspect';
 import safeStableStringify from 'safe-stable-stringify';
 import WebSocket from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
+import type { RemoteCommand } from '../remote-command.js';
 
 /** A command the inspector page sends to an actor of a running rolebox. */
-export type InspectorCommand =
-  | { readonly kind: 'signal'; readonly type: string; readonly payload?: Record<string, unknown> }
-  | { readonly kind: 'idle' }
-  | { readonly kind: 'message'; readonly text: string }
-  | { readonly kind: 'runtime'; readonly event: Record<string, unknown> }
-  | { readonly kind: 'stop_loop' };
+export type InspectorCommand = RemoteCommand;
 
 /** Runs a command; throws (a RoleboxError, typically) to refuse it. */
 export type InspectorCommandHandler = (actor: string, command: InspectorCommand) => void;

@@ -15,6 +15,14 @@ export const SNAPSHOT_SCHEMA_VERSION = 1;
 /** The record id of the system actor's own state (`$` never appears in a session id). */
 export const SYSTEM_RECORD_ID = '$system';
 
+/**
+ * True for a record that belongs to another part of rolebox sharing the store (ids that
+ * start with `$`, such as the pipeline's `$pipeline:event:…`): restoring sessions skips it.
+ */
+export function isForeignRecordId(id: string): boolean {
+  return id.startsWith('$') && id !== SYSTEM_RECORD_ID;
+}
+
 /** The versions of the machines a snapshot was taken with. */
 export interface MachineVersions {
   readonly system: number;

@@ -3,7 +3,7 @@ import type { FunctionCatalog } from '../function/catalog.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import { checkSessionSnapshot, type SnapshotMachines } from './check-snapshot.js';
-import { decodeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
+import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from './envelope.js';
 import type { MigrationRegistry } from './migrations.js';
 
 /** What `rb.start()` restored from the store, and what it could not. */
@@ -45,6 +45,7 @@ export async function loadStoredSessions(
   const failed: { sessionId: string; error: RoleboxError }[] = [];
   let loopRegistry: LoopRegistry = { loops: {} };
   for (const record of records) {
+    if (isForeignRecordId(record.id)) continue;
     try {
       const envelope = decodeEnvelope(record.id, record.data, migrations);
       if (record.id === SYSTEM_RECORD_ID) {

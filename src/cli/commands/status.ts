@@ -1,6 +1,6 @@
 import { existsSync } from 'node:fs';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
-import { decodeEnvelope, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
+import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import { runtimePhaseOf } from '../../views.js';
 import type { Output } from '../output.js';
@@ -38,7 +38,7 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
   try {
     const rows: SessionStatus[] = [];
     for (const record of await store.loadAll()) {
-      if (record.id === SYSTEM_RECORD_ID) continue;
+      if (record.id === SYSTEM_RECORD_ID || isForeignRecordId(record.id)) continue;
       try {
         const snapshot = decodeEnvelope(record.id, record.data).snapshot as {
           value: unknown;

@@ -1,0 +1,66 @@
+// An auto-approval policy for the pipeline: when an agent asks for approval
+// (need_approval) in a session the host deems eligible, answer it without a human.
+//   agent.signal.emitted(need_approval)
+//     → signal.approval.auto-eligible
+//       → action.rolebox.send(answer)
+//         → signal.action.applied, and the function waiting for `answer` opens.
+import {
+  definePipelineTypes,
+  definePolicy,
+  PIPELINE_ACTION_TYPES,
+  PIPELINE_SOURCE_TYPES,
+  type PipelinePolicy,
+} from 'rolebox';
+
+/** The policy's own signal: an approval request that may be answered automatically. */
+export const AUTO_ELIGIBLE = 'signal.approval.auto-eligible';
+
+// Handlers and builders typed by the policy's catalogue.
+const t = definePipelineTypes<{
+  signals: { [AUTO_ELIGIBLE]: { sessionId: string; reason: string } };
+}>();
+
+/** Which approval requests the host lets through without a human. */
+export interface AutoApprovalOptions {
+  isEligible(request: { sessionId: string; payload: Readonly<Record<string, unknown>> }): boolean;
+}
+
+/** The policy: a source handler that judges, a signal handler that answers. */
+export function createAutoApprovalPolicy(options: AutoApprovalOptions): PipelinePolicy {
+  return definePolicy('auto-approval', [
+    // Upstream: agent.signal.emitted. Downstream: signal.approval.auto-eligible.
+    t.defineSourceHandler(
+      PIPELINE_SOURCE_TYPES.agentSignalEmitted,
+      'agent.signal.emitted:auto-approval-judge',
+      (source) => {
+        const { sessionId, signalType, payload } = source.payload;
+        if (signalType !== 'need_approval' || !options.isEligible({ sessionId, payload })) {
+          return undefined;
+        }
+        const reason = typeof payload.reason === 'string' ? payload.reason : '';
+        const signal = t.createSignal({
+          source,
+          signalType: AUTO_ELIGIBLE,
+          payload: { sessionId, reason },
+        });
+        return { status: 'dispatch', signals: [signal] };
+      },
+    ),
+    // Upstream: signal.approval.auto-eligible. Downstream: action.rolebox.send.
+    t.defineSignalHandler(AUTO_ELIGIBLE, 'signal.approval.auto-eligible:answer', (signal) => {
+      const answer = t.createAction({
+        signal,
+        actionType: PIPELINE_ACTION_TYPES.roleboxSend,
+        payload: {
+          sessionId: signal.payload.sessionId,
+          command: {
+            kind: 'signal',
+            type: 'answer',
+            payload: { approved: true, by: 'auto-approval' },
+          },
+        },
+      });
+      return { status: 'dispatch', actions: [answer] };
+    }),
+  ]);
+}

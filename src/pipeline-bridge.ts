@@ -1,0 +1,205 @@
+import type { AnyActorRef } from 'xstate';
+import { ARTIFACTS_CHILD_ID } from '../machines/session.machine.js';
+import { loopActorId, sessionActorId } from './actor-ids.js';
+import { isRoleboxError } from './errors.js';
+import type { HostEvent } from './host-events.js';
+import type { LoopContext } from './loop/machine-types.js';
+import { PIPELINE_SOURCE_TYPES, type RoleboxSourcePayloads } from './pipeline/catalogue.js';
+import type { Pipeline } from './pipeline/pipeline.js';
+import type { ArtifactStoreContext } from './session/artifact-store.js';
+import { runtimePhaseOf } from './views.js';
+
+/** What the bridge needs of its rolebox. */
+export interface BridgeHost {
+  on(type: '*', handler: (event: HostEvent) => void): () => void;
+  /** The live actor with this system id. */
+  actor(systemId: string): AnyActorRef | undefined;
+  /** The live sessions' ids. */
+  sessions(): string[];
+  /** Reports an event the pipeline could not take. */
+  onError(error: Error, sessionId: string): void;
+}
+
+type SourceOf<T extends keyof RoleboxSourcePayloads> = {
+  type: T;
+  payload: RoleboxSourcePayloads[T];
+};
+
+/**
+ * Feeds the pipeline with the actor system's facts (SPEC-pipeline §7): agent signals,
+ * completed functions, finished loops and rounds, session phase changes and artifact status
+ * changes, each as a source event on scope `session:<id>`. It only enqueues (persisting and
+ * running happen later), so the pipeline never blocks an actor.
+ * Returns: a function that disconnects it.
+ */
+export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => void {
+  const subscriptions: { unsubscribe(): void }[] = [];
+  const watchedSessions = new Set<string>();
+  const watchedLoops = new Set<string>();
+  let connected = true;
+
+  // enqueue() only validates synchronously; its persisting and running come later, so the
+  // actor that produced the fact is never held up.
+  const enqueue = <T extends keyof RoleboxSourcePayloads>(
+    sessionId: string,
+    source: SourceOf<T>,
+  ) => {
+    if (!connected) return;
+    let intake: Promise<unknown>;
+    try {
+      intake = pipeline.enqueue({
+        sourceType: source.type,
+        payload: source.payload,
+        scope: { sessionId },
+      });
+    } catch (error) {
+      intake = Promise.reject(error);
+    }
+    intake.catch((error: unknown) => {
+      if (isRoleboxError(error, 'pipeline_stopped')) return;
+      host.onError(error instanceof Error ? error : new Error(String(error)), sessionId);
+    });
+  };
+
+  const watchArtifacts = (sessionId: string, store: AnyActorRef | undefined) => {
+    if (!store) return;
+    const statuses = new Map(
+      (store.getSnapshot() as { context: ArtifactStoreContext }).context.artifacts.map(
+        (artifact) => [artifact.id, artifact.status as string],
+      ),
+    );
+    subscriptions.push(
+      store.subscribe((snapshot: { context: ArtifactStoreContext }) => {
+        for (const artifact of snapshot.context.artifacts) {
+          const from = statuses.get(artifact.id) ?? null;
+          if (from === artifact.status) continue;
+          statuses.set(artifact.id, artifact.status);
+          enqueue(sessionId, {
+            type: PIPELINE_SOURCE_TYPES.artifactStatusChanged,
+            payload: {
+              sessionId,
+              artifactId: artifact.id,
+              name: artifact.name,
+              from,
+              to: artifact.status,
+            },
+          });
+        }
+      }),
+    );
+  };
+
+  const watchSession = (sessionId: string) => {
+    const ref = host.actor(sessionActorId(sessionId));
+    if (!ref || watchedSessions.has(sessionId)) return;
+    watchedSessions.add(sessionId);
+    const phaseOf = (snapshot: {
+      value: unknown;
+      context: { waitingReason?: { kind: string } | null };
+    }) => ({
+      phase: runtimePhaseOf(snapshot.value),
+      waiting: snapshot.context.waitingReason?.kind ?? null,
+    });
+    const first = ref.getSnapshot() as {
+      value: unknown;
+      context: { waitingReason?: { kind: string } | null; activeLoopId?: string | null };
+      children: Record<string, AnyActorRef>;
+    };
+    let last = phaseOf(first);
+    subscriptions.push(
+      ref.subscribe({
+        next: (snapshot: typeof first) => {
+          const now = phaseOf(snapshot);
+          if (now.phase === last.phase && now.waiting === last.waiting) return;
+          enqueue(sessionId, {
+            type: PIPELINE_SOURCE_TYPES.sessionPhaseChanged,
+            payload: { sessionId, from: last.phase, to: now.phase, waitingReason: now.waiting },
+          });
+          last = now;
+        },
+        complete: () => watchedSessions.delete(sessionId),
+      }),
+    );
+    watchArtifacts(sessionId, first.children[ARTIFACTS_CHILD_ID]);
+    if (first.context.activeLoopId) watchLoop(sessionId, first.context.activeLoopId);
+  };
+
+  const watchLoop = (sessionId: string, loopId: string) => {
+    const ref = host.actor(loopActorId(loopId));
+    if (!ref || watchedLoops.has(loopId)) return;
+    watchedLoops.add(loopId);
+    const statuses = new Map(
+      (ref.getSnapshot() as { context: LoopContext }).context.rounds.map((round) => [
+        round.round,
+        round.status as string,
+      ]),
+    );
+    subscriptions.push(
+      ref.subscribe({
+        next: (snapshot: { context: LoopContext }) => {
+          for (const round of snapshot.context.rounds) {
+            const before = statuses.get(round.round);
+            statuses.set(round.round, round.status);
+            if (round.status === 'running' || before === round.status) continue;
+            enqueue(sessionId, {
+              type: PIPELINE_SOURCE_TYPES.loopRoundCompleted,
+              payload: {
+                sessionId,
+                loopId,
+                round: round.round,
+                total: snapshot.context.total,
+                taskId: round.workerTaskId,
+                status: round.status,
+                ...(round.durationMs === undefined ? {} : { durationMs: round.durationMs }),
+              },
+            });
+          }
+        },
+        complete: () => watchedLoops.delete(loopId),
+      }),
+    );
+  };
+
+  const off = host.on('*', (event) => {
+    switch (event.type) {
+      case 'signal':
+        enqueue(event.sessionId, {
+          type: PIPELINE_SOURCE_TYPES.agentSignalEmitted,
+          payload: {
+            sessionId: event.sessionId,
+            signalType: event.receipt.type,
+            payload: event.payload,
+            recordedOn: event.recordedOn,
+          },
+        });
+        return;
+      case 'function_completed':
+        enqueue(event.sessionId, {
+          type: PIPELINE_SOURCE_TYPES.functionCompleted,
+          payload: { sessionId: event.sessionId, function: event.function },
+        });
+        return;
+      case 'loop_finished':
+        enqueue(event.sessionId, {
+          type: PIPELINE_SOURCE_TYPES.loopFinished,
+          payload: { sessionId: event.sessionId, loopId: event.loopId, phase: event.phase },
+        });
+        return;
+      case 'session_opened':
+        watchSession(event.sessionId);
+        return;
+      case 'loop_started':
+        watchLoop(event.sessionId, event.loopId);
+        return;
+      default:
+        return;
+    }
+  });
+  for (const sessionId of host.sessions()) watchSession(sessionId);
+
+  return () => {
+    connected = false;
+    off();
+    for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
+  };
+}

@@ -1,0 +1,54 @@
+import { describeValue, RoleboxError } from '../errors.js';
+
+/** The pipeline's limits and time windows (SPEC-pipeline §4, §5). */
+export interface PipelineLimits {
+  /** Nodes one run may process before it concludes with `max_steps` (256). */
+  readonly maxSteps: number;
+  /** How long a source event id is remembered as seen (300 000 ms). */
+  readonly dedupeWindowMs: number;
+  /** How long the scope lock around window generation is held at most (5 000 ms). */
+  readonly scopeLockMs: number;
+  /** How long a scope's window is kept after its last event (3 600 000 ms). */
+  readonly windowTtlMs: number;
+  /** How long to wait before trying a contended scope lock again (25 ms). */
+  readonly lockRetryMs: number;
+  /** How many finished runs `pipeline.runs()` keeps (100). */
+  readonly runHistory: number;
+}
+
+/** The defaults. */
+export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = {
+  maxSteps: 256,
+  dedupeWindowMs: 300_000,
+  scopeLockMs: 5_000,
+  windowTtlMs: 3_600_000,
+  lockRetryMs: 25,
+  runHistory: 100,
+};
+
+/** The defaults with `overrides` applied. Throws: `invalid_argument` naming a limit that is not a whole number ≥ 1 (≥ 0 for the retry). */
+export function resolvePipelineLimits(overrides: Partial<PipelineLimits> = {}): PipelineLimits {
+  if (typeof overrides !== 'object' || overrides === null) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `pipeline limits must be an object, got ${describeValue(overrides)}`,
+    );
+  }
+  const limits = { ...DEFAULT_PIPELINE_LIMITS, ...overrides };
+  for (const [name, value] of Object.entries(limits)) {
+    if (!(name in DEFAULT_PIPELINE_LIMITS)) {
+      throw new RoleboxError('invalid_argument', `unknown pipeline limit ${describeValue(name)}`, {
+        limit: name,
+      });
+    }
+    const min = name === 'lockRetryMs' ? 0 : 1;
+    if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `pipeline limit ${name} must be a whole number ≥ ${min}, got ${describeValue(value)}`,
+        { limit: name, value },
+      );
+    }
+  }
+  return limits;
+}
