@@ -210,6 +210,10 @@ describe('rolebox loop', () => {
     expect(resumed.stderr).toMatch(
       /» resuming loop loop_\w+ in session s_\w+: round 1\/2, awaiting_worker/,
     );
+    // It goes on as it was started: the same worker, the same --delay.
+    expect(resumed.stderr).toContain(
+      `» worker: ${worker} · delay between rounds: 0 ms · round timeout: default`,
+    );
     const rounds = /^Rounds: (.*)$/m.exec(resumed.stdout)?.[1] ?? '';
     expect(rounds).toMatch(
       new RegExp(

@@ -10,6 +10,9 @@ import { followLoops, type Output } from '../output.js';
 /** The slot where the CLI remembers a session's worker command, for `rolebox resume`. */
 export const WORKER_SLOT = 'cli.worker';
 
+/** The slot where the CLI remembers `--delay` and `--round-timeout`, so `rolebox resume` keeps them. */
+export const LIMITS_SLOT = 'cli.limits';
+
 /** Options shared by the commands that run loops. */
 export interface RunOptions {
   readonly store: string;
@@ -127,6 +130,10 @@ export async function runLoopCommand(
     await rb.start();
     const session = await rb.openSession(options.session ? { id: options.session } : {});
     session.setSlot(WORKER_SLOT, options.worker);
+    session.setSlot(LIMITS_SLOT, {
+      ...(options.delay === undefined ? {} : { delay: options.delay }),
+      ...(options.roundTimeout === undefined ? {} : { roundTimeout: options.roundTimeout }),
+    });
     const started = session.startLoop(text);
     if (!started.ok)
       throw new RoleboxError('invalid_argument', `the loop was refused: ${started.reason}`);

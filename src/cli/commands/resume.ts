@@ -2,21 +2,35 @@ import { describeValue, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import type { Output } from '../output.js';
-import { cliRolebox, type RunOptions, WORKER_SLOT, waitForLoops } from './loop.js';
+import { cliRolebox, LIMITS_SLOT, type RunOptions, WORKER_SLOT, waitForLoops } from './loop.js';
 
-/** Reads which worker command the stored sessions' loops were started with. */
-async function recordedWorker(storePath: string): Promise<string | undefined> {
+/** How the stored loops were started: the worker command and the `--delay` / `--round-timeout` given. */
+interface RecordedRun {
+  readonly worker?: string;
+  readonly delay?: number;
+  readonly roundTimeout?: number;
+}
+
+/** Reads how the stored sessions' loops were started (the first session that says). */
+async function recordedRun(storePath: string): Promise<RecordedRun> {
   const store = new SqliteSnapshotStore(storePath);
   try {
     for (const record of await store.loadAll()) {
-      const worker = (
+      const slots = (
         JSON.parse(record.data) as { snapshot?: { context?: { slots?: Record<string, unknown> } } }
-      ).snapshot?.context?.slots?.[WORKER_SLOT];
-      if (typeof worker === 'string') return worker;
+      ).snapshot?.context?.slots;
+      const worker = slots?.[WORKER_SLOT];
+      if (typeof worker !== 'string') continue;
+      const limits = (slots?.[LIMITS_SLOT] ?? {}) as { delay?: unknown; roundTimeout?: unknown };
+      return {
+        worker,
+        ...(typeof limits.delay === 'number' ? { delay: limits.delay } : {}),
+        ...(typeof limits.roundTimeout === 'number' ? { roundTimeout: limits.roundTimeout } : {}),
+      };
     }
-    return undefined;
+    return {};
   } catch {
-    return undefined;
+    return {};
   } finally {
     await store.close();
   }
@@ -30,14 +44,29 @@ export async function runResumeCommand(
   options: RunOptions & { worker?: string },
   output: Output,
 ): Promise<number> {
-  const worker = options.worker ?? (await recordedWorker(options.store));
+  const recorded = await recordedRun(options.store);
+  const worker = options.worker ?? recorded.worker;
   if (!worker) {
     throw new RoleboxError(
       'invalid_argument',
       `no worker command is recorded in ${describeValue(options.store)}; pass --worker "<command>"`,
     );
   }
-  const { rb, close } = await cliRolebox(options, worker, output);
+  // The loop goes on as it was started, unless this command says otherwise.
+  const delay = options.delay ?? recorded.delay;
+  const roundTimeout = options.roundTimeout ?? recorded.roundTimeout;
+  output.err(
+    `» worker: ${worker} · delay between rounds: ${delay === undefined ? 'default' : `${delay} ms`} · round timeout: ${roundTimeout === undefined ? 'default' : `${roundTimeout} ms`}`,
+  );
+  const { rb, close } = await cliRolebox(
+    {
+      ...options,
+      ...(delay === undefined ? {} : { delay }),
+      ...(roundTimeout === undefined ? {} : { roundTimeout }),
+    },
+    worker,
+    output,
+  );
   try {
     const report = await rb.start();
     for (const failure of report.failed)
