@@ -23,6 +23,7 @@ import type {
   RoundResult,
   TaskStatus,
 } from '../src/ports/dispatcher.js';
+import { topStateOf } from '../src/state-value.js';
 
 /** Version of the loop machine's persisted shape; bump when context or states change. */
 export const LOOP_MACHINE_VERSION = 1;
@@ -48,9 +49,7 @@ export function loopStateOf(snapshot: { value: unknown; context: LoopContext }):
     stopNowRequested: _stopNow,
     ...state
   } = snapshot.context;
-  const value = snapshot.value;
-  const phase = (typeof value === 'string' ? value : Object.keys(value as object)[0]) as LoopPhase;
-  return { ...state, phase };
+  return { ...state, phase: topStateOf(snapshot.value) as LoopPhase };
 }
 
 /** Marks the round in flight (if running) with how it ended. */

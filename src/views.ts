@@ -6,6 +6,7 @@ import type { ArtifactRecord } from './session/artifact.js';
 import type { SessionContext } from './session/machine-types.js';
 import type { AcceptanceMode, RuntimePhase, WaitingReason } from './session/runtime-types.js';
 import { LEDGER_KEY, readLedgerRecord } from './signal/ledger.js';
+import { topStateOf } from './state-value.js';
 
 /** A plain-JSON picture of one function in a session. */
 export interface FunctionView {
@@ -80,7 +81,7 @@ export function functionView(
 
 /** The runtime phase of a session snapshot value (`'running'`, `{ waiting_user: 'input' }`, …). */
 export function runtimePhaseOf(value: unknown): RuntimePhase {
-  return (typeof value === 'string' ? value : Object.keys(value as object)[0]) as RuntimePhase;
+  return topStateOf(value) as RuntimePhase;
 }
 
 /** Builds a {@link SessionView}; `liveFunction` reads a live function's phase and context. */

@@ -1,7 +1,11 @@
 import { existsSync } from 'node:fs';
+import { loopStateOf } from '../../../machines/loop.machine.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
+import type { LoopContext } from '../../loop/machine-types.js';
+import type { LoopState } from '../../loop/types.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
+import { topStateOf } from '../../state-value.js';
 import { runtimePhaseOf } from '../../views.js';
 import type { Output } from '../output.js';
 
@@ -24,9 +28,6 @@ interface StoredChild {
   snapshot: { value: unknown; context: Record<string, unknown> };
 }
 
-const phaseName = (value: unknown) =>
-  typeof value === 'string' ? value : (Object.keys((value as object) ?? {})[0] ?? String(value));
-
 /**
  * Reads the store and describes every session without starting anything: no loop moves,
  * no worker is touched.
@@ -45,7 +46,7 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
           context: {
             waitingReason?: { kind?: string } | null;
             retiredFunctions?: Record<string, { phase: string }>;
-            lastLoop?: Record<string, unknown> | null;
+            lastLoop?: LoopState | null;
           };
           children: Record<string, StoredChild>;
         };
@@ -55,7 +56,7 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
             .filter((child) => child.src === 'function')
             .map((child) => ({
               name: String(child.snapshot.context.name),
-              phase: phaseName(child.snapshot.value),
+              phase: topStateOf(child.snapshot.value),
               live: true,
             })),
           ...Object.entries(snapshot.context.retiredFunctions ?? {}).map(([name, retired]) => ({
@@ -65,10 +66,9 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
           })),
         ];
         const liveLoop = children.find((child) => child.src === 'loop');
-        const loopContext = liveLoop?.snapshot.context ?? snapshot.context.lastLoop ?? undefined;
-        const loopPhase = liveLoop
-          ? phaseName(liveLoop.snapshot.value)
-          : (snapshot.context.lastLoop?.phase as string | undefined);
+        const loop = liveLoop
+          ? loopStateOf(liveLoop.snapshot as unknown as { value: unknown; context: LoopContext })
+          : snapshot.context.lastLoop;
         rows.push({
           session: record.id,
           phase: runtimePhaseOf(snapshot.value),
@@ -76,14 +76,8 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
             ? { waiting: snapshot.context.waitingReason.kind }
             : {}),
           functions,
-          ...(loopContext && loopPhase
-            ? {
-                loop: {
-                  id: String(loopContext.id),
-                  phase: loopPhase,
-                  round: `${String(loopContext.current)}/${String(loopContext.total)}`,
-                },
-              }
+          ...(loop
+            ? { loop: { id: loop.id, phase: loop.phase, round: `${loop.current}/${loop.total}` } }
             : {}),
         });
       } catch (error) {
