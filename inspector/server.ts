@@ -6,7 +6,12 @@ import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
 import { fileURLToPath } from 'node:url';
 import { type WebSocket, WebSocketServer } from 'ws';
+import { RUNTIME_EVENT_TYPES } from '../src/session/runtime-event-schema.js';
+import { SIGNAL_TYPES } from '../src/signal/catalogue.js';
 import { type Chart, chartFromConfig } from './chart.js';
+
+/** What the page's controls offer for rolebox actors: the agent signals and the session's runtime events. */
+const PAGE_CATALOGUE = { signals: SIGNAL_TYPES, runtimeEvents: RUNTIME_EVENT_TYPES };
 
 /** What the inspector knows of one actor. */
 export interface InspectedActor {
@@ -230,7 +235,12 @@ export async function startInspectorServer(
     if (request.url?.startsWith('/ui')) {
       pages.add(socket);
       socket.send(
-        JSON.stringify({ type: 'init', actors: [...actors.values()].map(publicActor), events }),
+        JSON.stringify({
+          type: 'init',
+          actors: [...actors.values()].map(publicActor),
+          events,
+          catalogue: PAGE_CATALOGUE,
+        }),
       );
       socket.on('message', (data) => onPageFrame(socket, String(data)));
       socket.on('close', () => pages.delete(socket));

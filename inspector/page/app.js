@@ -3,35 +3,8 @@
 // its active states as snapshots arrive, and sends commands back to rolebox actors.
 // Plain JavaScript served as is: no build step, nothing from the internet.
 
-const SIGNALS = [
-  'answer',
-  'need_approval',
-  'blocked',
-  'need_clarification',
-  'handoff',
-  'progress',
-  'revise_needed',
-  'escalate',
-];
-const RUNTIME_EVENTS = [
-  'user_submitted_input',
-  'user_confirmed_intake',
-  'user_approved_next_step',
-  'user_rejected_next_step',
-  'user_accepted_artifact',
-  'user_rejected_artifact',
-  'user_requested_revision',
-  'skill_selected',
-  'session_started',
-  'main_agent_decision_created',
-  'worker_started',
-  'worker_needs_input',
-  'worker_completed',
-  'programmatic_review_passed',
-  'programmatic_review_failed',
-  'flow_completed',
-  'runtime_failed',
-];
+// What the controls offer; the server sends rolebox's catalogues in its first message.
+let catalogue = { signals: [], runtimeEvents: [] };
 const LOG_LIMIT = 400;
 const SVG = 'http://www.w3.org/2000/svg';
 
@@ -66,6 +39,7 @@ function setConnection(state, text) {
 function receive(message) {
   switch (message.type) {
     case 'init':
+      catalogue = message.catalogue;
       actors.clear();
       for (const actor of message.actors) actors.set(actor.sessionId, actor);
       events.length = 0;
@@ -381,14 +355,14 @@ function renderControls(actor) {
     return button;
   };
   const list = [
-    ...SIGNALS.map((type) => make(type, { kind: 'signal', type })),
+    ...catalogue.signals.map((type) => make(type, { kind: 'signal', type })),
     make('idle', { kind: 'idle' }),
   ];
   if (name.startsWith('loop:')) list.push(make('stop loop', { kind: 'stop_loop' }));
   buttons.replaceChildren(...list);
   const select = $('runtime-type');
   if (select.options.length === 0)
-    select.append(...RUNTIME_EVENTS.map((type) => new Option(type, type)));
+    select.append(...catalogue.runtimeEvents.map((type) => new Option(type, type)));
 }
 
 function send(actor, command) {
