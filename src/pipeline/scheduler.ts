@@ -1,7 +1,7 @@
 import type { Span } from '@opentelemetry/api';
 import type { Clock } from '../ports/clock.js';
 import { createResultSignal } from './builders.js';
-import { createHandlerContext, type SourceWindow } from './context.js';
+import { createHandlerContext, type HandlerContext, type SourceWindow } from './context.js';
 import type { GuardBackend } from './guard-backend.js';
 import {
   nodeIdOf,
@@ -9,6 +9,7 @@ import {
   nodeTypeOf,
   type PipelineAction,
   type PipelineNode,
+  type PipelineNodeKind,
   type PipelineSignal,
   type PipelineSource,
 } from './nodes.js';
@@ -110,26 +111,29 @@ export interface SchedulerDeps {
   readonly maxSteps: number;
 }
 
-const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
-
-function isSignal(value: unknown): value is PipelineSignal {
-  const node = value as PipelineSignal | null;
-  return (
-    typeof node?.signalId === 'string' &&
-    typeof node.signalType === 'string' &&
-    typeof node.chain === 'object' &&
-    node.chain !== null &&
-    typeof node.payload === 'object' &&
-    node.payload !== null &&
-    typeof node.timestamp === 'number'
-  );
+/** The node being processed, with what its handlers share. */
+interface NodeInRun {
+  readonly node: PipelineNode;
+  readonly kind: PipelineNodeKind;
+  readonly nodeId: string;
+  readonly nodeType: string;
+  readonly ctx: HandlerContext;
 }
 
-function isAction(value: unknown): value is PipelineAction {
-  const node = value as PipelineAction | null;
+const message = (error: unknown) => (error instanceof Error ? error.message : String(error));
+
+const NODE_FIELDS = {
+  signal: ['signalId', 'signalType'],
+  action: ['actionId', 'actionType'],
+} as const;
+
+/** True for a signal or action as the builders make it (id, type, chain, payload, time). */
+function isBuiltNode(value: unknown, kind: 'signal' | 'action'): boolean {
+  const node = value as Record<string, unknown> | null;
+  const [idField, typeField] = NODE_FIELDS[kind];
   return (
-    typeof node?.actionId === 'string' &&
-    typeof node.actionType === 'string' &&
+    typeof node?.[idField] === 'string' &&
+    typeof node[typeField] === 'string' &&
     typeof node.chain === 'object' &&
     node.chain !== null &&
     typeof node.payload === 'object' &&
@@ -204,9 +208,9 @@ export async function runChain(
     by: InstalledHandler,
     from: PipelineNode,
   ) => {
-    for (const [list, check, kind] of [
-      [result.signals, isSignal, 'signal'],
-      [result.actions, isAction, 'action'],
+    for (const [list, kind] of [
+      [result.signals, 'signal'],
+      [result.actions, 'action'],
     ] as const) {
       if (list === undefined) continue;
       if (!Array.isArray(list)) {
@@ -219,7 +223,7 @@ export async function runChain(
         continue;
       }
       for (const node of list) {
-        if (check(node)) enqueueNode(node, by, from);
+        if (isBuiltNode(node, kind)) enqueueNode(node, by, from);
         else
           errors.push({
             handlerId: by.handler.id,
@@ -231,18 +235,15 @@ export async function runChain(
     }
   };
 
-  const runHandler = async (installed: InstalledHandler, node: PipelineNode) => {
+  const runHandler = async (installed: InstalledHandler, current: NodeInRun) => {
     const { handler } = installed;
-    const kind = nodeKindOf(node);
-    const nodeId = nodeIdOf(node);
-    const nodeType = nodeTypeOf(node);
+    const { node, kind, nodeId, nodeType, ctx } = current;
     const span = telemetry.startHandler(chainSpan, {
       'rolebox.pipeline.handler_id': handler.id,
       'rolebox.pipeline.node_kind': kind,
       'rolebox.pipeline.node_type': nodeType,
       'rolebox.pipeline.node_id': nodeId,
     });
-    const ctx = createHandlerContext(source.scopeKey, node.timestamp, guards, window);
     const started = clock.now();
     let returned: unknown;
     let thrown: unknown;
@@ -369,12 +370,21 @@ export async function runChain(
     }
     const node = queue[head++] as PipelineNode;
     const kind = nodeKindOf(node);
-    const type = nodeTypeOf(node);
-    processedTypes.push(type);
+    const nodeType = nodeTypeOf(node);
+    processedTypes.push(nodeType);
     if (kind === 'signal') signals.push(node as PipelineSignal);
     if (kind === 'action') actions.push(node as PipelineAction);
-    telemetry.node(kind, type);
-    for (const installed of registry.handlersFor(kind, type)) await runHandler(installed, node);
+    telemetry.node(kind, nodeType);
+    // One context per node: every handler of a node sees the same frozen time.
+    const current: NodeInRun = {
+      node,
+      kind,
+      nodeId: nodeIdOf(node),
+      nodeType,
+      ctx: createHandlerContext(source.scopeKey, node.timestamp, guards, window),
+    };
+    for (const installed of registry.handlersFor(kind, nodeType))
+      await runHandler(installed, current);
   }
 
   const completedAt = clock.now();
