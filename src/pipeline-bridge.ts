@@ -20,7 +20,8 @@ export interface BridgeHost {
   onError(error: Error, sessionId: string): void;
 }
 
-type SourceOf<T extends keyof RoleboxSourcePayloads> = {
+/** One fact for the pipeline: a rolebox source type and its payload. */
+type Fact<T extends keyof RoleboxSourcePayloads> = {
   type: T;
   payload: RoleboxSourcePayloads[T];
 };
@@ -40,10 +41,7 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
 
   // enqueue() only validates synchronously; its persisting and running come later, so the
   // actor that produced the fact is never held up.
-  const enqueue = <T extends keyof RoleboxSourcePayloads>(
-    sessionId: string,
-    source: SourceOf<T>,
-  ) => {
+  const enqueue = <T extends keyof RoleboxSourcePayloads>(sessionId: string, source: Fact<T>) => {
     if (!connected) return;
     let intake: Promise<unknown>;
     try {

@@ -321,7 +321,7 @@ export class Rolebox {
     pipeline.attachSystem({
       deliver: (sessionId, command) => applyRemoteCommand(this.session(sessionId), command),
     });
-    this.#disconnectPipeline = connectPipeline(
+    const disconnectBridge = connectPipeline(
       {
         on: (type, handler) => this.on(type, handler),
         actor: (systemId) => this.system.system.get(systemId),
@@ -330,6 +330,10 @@ export class Rolebox {
       },
       pipeline,
     );
+    this.#disconnectPipeline = () => {
+      disconnectBridge();
+      pipeline.attachSystem(undefined);
+    };
     try {
       await pipeline.start();
     } catch (error) {
@@ -465,13 +469,12 @@ export class Rolebox {
    * running). The rolebox cannot be started again; the store stays open (it is the host's).
    */
   async stop(): Promise<void> {
-    if (this.#state === 'started' && this.#pipeline) {
-      // The runs in progress may still drive sessions: let them finish first.
-      await this.#pipeline.stop();
-      this.#disconnectPipeline?.();
-      this.#pipeline.attachSystem(undefined);
-    }
     if (this.#state === 'started') {
+      if (this.#pipeline) {
+        // The runs in progress may still drive sessions: let them finish first.
+        await this.#pipeline.stop();
+        this.#disconnectPipeline?.();
+      }
       try {
         await this.#persister?.flush();
       } finally {
