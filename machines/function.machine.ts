@@ -20,14 +20,24 @@ import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
 export const FUNCTION_MACHINE_VERSION = 1;
 
 /**
+ * The actions by which a function talks to its session. A model test provides them as
+ * no-ops to traverse the machine alone; everything else in the machine is state logic.
+ */
+export const FUNCTION_OUTBOUND_ACTIONS = [
+  'capturePayloads',
+  'reportIdle',
+  'notifyTransitionEdges',
+  'reportCompleted',
+] as const;
+
+/**
  * Builds the function FSM of SPEC §2.3 for one rolebox.
  *
  * States: `activating` (transient: resolves at once to `gated` when a gate is defined and
  * does not hold, else `active`), `active`, `gated`, `complete` (final). The gate,
  * `continue_until` and every transition's `when` are guards over the condition engine.
- * Upstream: its session (events `fn.*`). Downstream: its session, only through the
- * outbound actions `capturePayloads`, `reportIdle`, `notifyTransitionEdges` and
- * `reportCompleted` (a model test provides them as no-ops to traverse the machine alone).
+ * Upstream: its session (events `fn.*`). Downstream: its session, only through
+ * {@link FUNCTION_OUTBOUND_ACTIONS}.
  */
 export function createFunctionMachine(env: MachineEnv) {
   const definitionOf = (context: FunctionContext): FunctionDefinition =>

@@ -4,6 +4,7 @@
 export {
   createFunctionMachine,
   FUNCTION_MACHINE_VERSION,
+  FUNCTION_OUTBOUND_ACTIONS,
   type FunctionMachine,
 } from '../machines/function.machine.js';
 export {

@@ -1,22 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { createTestModel } from 'xstate/graph';
+import type { FunctionEvent, FunctionSpec, SessionHandle } from '../src/index.js';
 import {
-  createFunctionMachine,
-  DEFAULT_LIMITS,
-  defaultConditionRegistry,
-  defineFunction,
-  FunctionCatalog,
-  type FunctionEvent,
-  type FunctionSpec,
-  readLedgerRecord,
-  type SessionHandle,
-  SimulatedClock,
-} from '../src/index.js';
+  functionIdleEvent,
+  functionModelInput,
+  functionModelMachine,
+  functionSignalEvent,
+  serializeFunctionEvent,
+  serializeFunctionState,
+} from './support/function-model.js';
 import { phaseOf, startWith } from './support/rolebox.js';
 
-// The function machine is the model; a real rolebox driven through the facade is the
-// system under test. Outbound messages (to the session) are no-ops in the model: it is
-// traversed alone, with no parent.
+// The function machine is the model (test/support/function-model.ts); a real rolebox
+// driven through the facade is the system under test.
 const definitions: Record<string, FunctionSpec> = {
   'gated-approval': {
     name: 'gated-approval',
@@ -29,41 +25,14 @@ const definitions: Record<string, FunctionSpec> = {
 const MODELLED = new Set(['fn.signal', 'fn.idle', 'fn.resume', 'fn.tool']);
 
 function modelFor(spec: FunctionSpec) {
-  const catalog = new FunctionCatalog([defineFunction(spec)]);
-  const machine = createFunctionMachine({
-    catalog,
-    conditions: defaultConditionRegistry,
-    limits: DEFAULT_LIMITS,
-    clock: new SimulatedClock(),
-  }).provide({
-    actions: {
-      capturePayloads: () => {},
-      reportIdle: () => {},
-      notifyTransitionEdges: () => {},
-      reportCompleted: () => {},
-    },
-  });
-  const facts = { turn: 0, userMessageInTurn: false, artifacts: [] as string[] };
-  return createTestModel(machine, {
-    input: { sessionId: 'S1', name: spec.name, facts, at: 0 },
+  return createTestModel(functionModelMachine(spec), {
+    input: functionModelInput(spec, 'S1'),
     events: (snapshot) => {
-      const turn = snapshot.context.facts.turn;
-      const signal = (type: 'need_approval' | 'answer' | 'progress'): FunctionEvent => ({
-        type: 'fn.signal',
-        signal: { type },
-        facts: snapshot.context.facts,
-        at: 0,
-      });
       const events: FunctionEvent[] = [
-        signal('need_approval'),
-        signal('answer'),
-        signal('progress'),
-        {
-          type: 'fn.idle',
-          cycle: turn + 1,
-          facts: { ...snapshot.context.facts, turn: turn + 1 },
-          at: 0,
-        },
+        functionSignalEvent(snapshot, 'need_approval'),
+        functionSignalEvent(snapshot, 'answer'),
+        functionSignalEvent(snapshot, 'progress'),
+        functionIdleEvent(snapshot),
         { type: 'fn.tool', tool: 'write_file', facts: snapshot.context.facts, at: 0 },
       ];
       if (spec.gate === undefined)
@@ -75,10 +44,8 @@ function modelFor(spec: FunctionSpec) {
     // itself createTestModel would send them bare, without their data.
     filterEvents: (snapshot, event) =>
       MODELLED.has(event.type) && (event.type !== 'fn.resume' || snapshot.value === 'gated'),
-    serializeState: (snapshot) =>
-      JSON.stringify([snapshot.value, Object.keys(readLedgerRecord(snapshot.context.kv)).sort()]),
-    serializeEvent: (event) =>
-      event.type === 'fn.signal' ? `signal:${event.signal.type}` : event.type,
+    serializeState: serializeFunctionState,
+    serializeEvent: serializeFunctionEvent,
   });
 }
 

@@ -3,24 +3,27 @@ import { type AnyMachineSnapshot, transition } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import {
   comparableSnapshot,
-  createFunctionMachine,
   createRolebox,
-  DEFAULT_LIMITS,
   decodeEnvelope,
-  defaultConditionRegistry,
   defineFunction,
-  FunctionCatalog,
   type FunctionEvent,
   type FunctionSpec,
   MemorySnapshotStore,
   type Rolebox,
-  readLedgerRecord,
   type SessionHandle,
   SimulatedClock,
   seededIdSource,
   type TimedRuntimeEvent,
 } from '../src/index.js';
 import { settle } from '../src/testing/index.js';
+import {
+  functionIdleEvent,
+  functionModelInput,
+  functionModelMachine,
+  functionSignalEvent,
+  serializeFunctionEvent,
+  serializeFunctionState,
+} from './support/function-model.js';
 import { GatedDispatcher } from './support/gated-dispatcher.js';
 import {
   LOOP_LIMITS,
@@ -94,41 +97,16 @@ describe('function machine: every state round-trips', () => {
     { name: 'pausable', continue_until: 'signal_observed(answer)' },
   ];
   for (const spec of specs) {
-    const machine = createFunctionMachine({
-      catalog: new FunctionCatalog([defineFunction(spec)]),
-      conditions: defaultConditionRegistry,
-      limits: DEFAULT_LIMITS,
-      clock: new SimulatedClock(),
-    }).provide({
-      actions: {
-        capturePayloads: () => {},
-        reportIdle: () => {},
-        notifyTransitionEdges: () => {},
-        reportCompleted: () => {},
-      },
-    });
-    const facts = { turn: 0, userMessageInTurn: false, artifacts: [] as string[] };
-    const paths = getShortestPaths(machine, {
-      input: { sessionId: 'S', name: spec.name, facts, at: 0 },
-      events: ((snapshot: AnyMachineSnapshot) => {
-        const signal = (type: 'need_approval' | 'answer' | 'progress'): FunctionEvent => ({
-          type: 'fn.signal',
-          signal: { type },
-          facts: snapshot.context.facts,
-          at: 0,
-        });
-        const turn = snapshot.context.facts.turn + 1;
-        return [
-          signal('need_approval'),
-          signal('answer'),
-          signal('progress'),
-          { type: 'fn.idle', cycle: turn, facts: { ...snapshot.context.facts, turn }, at: 0 },
-        ];
-      }) as never,
-      serializeState: (snapshot) =>
-        JSON.stringify([snapshot.value, Object.keys(readLedgerRecord(snapshot.context.kv)).sort()]),
-      serializeEvent: (event) =>
-        event.type === 'fn.signal' ? `signal:${event.signal.type}` : event.type,
+    const paths = getShortestPaths(functionModelMachine(spec), {
+      input: functionModelInput(spec, 'S'),
+      events: ((snapshot: AnyMachineSnapshot) => [
+        functionSignalEvent(snapshot, 'need_approval'),
+        functionSignalEvent(snapshot, 'answer'),
+        functionSignalEvent(snapshot, 'progress'),
+        functionIdleEvent(snapshot),
+      ]) as never,
+      serializeState: serializeFunctionState,
+      serializeEvent: serializeFunctionEvent as never,
     });
 
     for (const path of paths) {
