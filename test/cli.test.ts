@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
 import { readStatus, runStatusCommand } from '../src/cli/commands/status.js';
 import type { Output } from '../src/cli/output.js';
@@ -10,6 +10,9 @@ import { createRolebox, defineFunction } from '../src/index.js';
 import { isAlive } from '../src/ports/command-dispatcher.js';
 import { SqliteSnapshotStore } from '../src/ports/sqlite-snapshot-store.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
+import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const fixtures = join(import.meta.dirname, 'fixtures');
 const COMMANDS = ['loop', 'resume', 'status', 'inspect', 'replay', 'demo'];
@@ -23,7 +26,9 @@ beforeEach(async () => {
 });
 
 afterEach(async () => {
-  for (const child of running.splice(0)) child.process.kill('SIGKILL');
+  running.splice(0);
+  await killTracked();
+  killTaskGroups(join(dir, '.rolebox', 'tasks'));
   await rm(dir, { recursive: true, force: true });
 });
 

@@ -2,7 +2,7 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   CommandDispatcher,
   type RoundInput,
@@ -11,6 +11,9 @@ import {
 } from '../src/index.js';
 import { isAlive as alive, isGroupAlive } from '../src/ports/command-dispatcher.js';
 import { errorOf } from './support/errors.js';
+import { killTaskGroups, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const round = (prompt: string, extra: Partial<RoundInput> = {}): RoundInput => ({
   loopId: 'L1',
@@ -68,6 +71,7 @@ describe('CommandDispatcher', () => {
   });
   afterEach(async () => {
     for (const dispatcher of dispatchers.splice(0)) dispatcher.close();
+    killTaskGroups(join(dir, 'state'));
     await rm(dir, { recursive: true, force: true });
   });
 

@@ -3,8 +3,11 @@ import { mkdir, mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type CliProcess, startCli } from './support/cli.js';
+import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 // Debian's chromium (installed by .ci/run); playwright's own download cannot run here.
 const CHROMIUM = '/usr/bin/chromium';
@@ -28,12 +31,13 @@ describe('the inspector page in a real browser, on a running demo', () => {
       headless: true,
       args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
     });
-  }, 60_000);
+  });
 
   afterAll(async () => {
     await browser?.close();
     demo?.process.kill('SIGINT');
-    await demo?.exited;
+    await Promise.race([demo?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
+    await killTracked();
     if (dir) await rm(dir, { recursive: true, force: true });
   });
 
@@ -108,5 +112,5 @@ describe('the inspector page in a real browser, on a running demo', () => {
     expect(existsSync(join(OUTPUT, 'inspector-demo.png'))).toBe(true);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
-  }, 60_000);
+  });
 });

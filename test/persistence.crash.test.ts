@@ -1,10 +1,18 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
-import { mkdir, mkdtemp, readdir, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
-import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  killTaskGroups,
+  killTracked,
+  PROCESS_TEST_TIMEOUT_MS,
+  track,
+} from './support/processes.js';
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const root = join(import.meta.dirname, '..');
 const child = join(import.meta.dirname, 'support', 'crash-child.ts');
@@ -15,14 +23,12 @@ type Line = { type: string; [key: string]: unknown };
 function run(args: string[], env: Record<string, string>) {
   // Node itself, with tsx as a loader: one process, so SIGKILL kills rolebox (the tsx
   // command would run Node as a child and survive its own death).
-  const process_ = spawn(
-    process.execPath,
-    ['--import', 'tsx', '--conditions=source', child, ...args],
-    {
+  const process_ = track(
+    spawn(process.execPath, ['--import', 'tsx', '--conditions=source', child, ...args], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],
-    },
+    }),
   );
   const lines: Line[] = [];
   const waiters: { predicate: (line: Line) => boolean; resolve: (line: Line) => void }[] = [];
@@ -92,17 +98,11 @@ describe('crash safety: SIGKILL mid-loop, restart, nothing lost or duplicated', 
   });
 
   afterEach(async () => {
-    for (const process_ of children.splice(0)) process_.kill('SIGKILL');
+    children.splice(0);
+    await killTracked();
     // Stop any worker still waiting for its gate.
     for (const round of [1, 2, 3]) await writeFile(join(gates, String(round)), '');
-    for (const task of existsSync(join(dir, 'tasks')) ? await readdir(join(dir, 'tasks')) : []) {
-      const pidFile = join(dir, 'tasks', task, 'pid');
-      if (existsSync(pidFile)) {
-        try {
-          process.kill(-Number(readFileSync(pidFile, 'utf8')), 'SIGKILL');
-        } catch {}
-      }
-    }
+    killTaskGroups(join(dir, 'tasks'));
     await rm(dir, { recursive: true, force: true });
   });
 
@@ -149,7 +149,7 @@ describe('crash safety: SIGKILL mid-loop, restart, nothing lost or duplicated', 
     await first.exited;
     expect(runs()).toEqual([]);
     await resumeAndFinish(first.lines);
-  }, 30_000);
+  });
 
   it('killed after the worker finished, before the loop advanced', async () => {
     const first = run(args('start'), env);
@@ -162,7 +162,7 @@ describe('crash safety: SIGKILL mid-loop, restart, nothing lost or duplicated', 
     await fileAppears(join(dir, 'tasks', String(started.taskId), 'exit'));
     expect(runs()).toEqual(['round 1']);
     await resumeAndFinish(first.lines);
-  }, 30_000);
+  });
 
   it('killed during the inter-round delay', async () => {
     await open(1);
@@ -173,5 +173,5 @@ describe('crash safety: SIGKILL mid-loop, restart, nothing lost or duplicated', 
     await first.exited;
     expect(first.lines.some(roundStarted(2))).toBe(false);
     await resumeAndFinish(first.lines, 1_500);
-  }, 30_000);
+  });
 });

@@ -3,8 +3,13 @@ import { mkdir, readFile, rm, symlink, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import { promisify } from 'node:util';
-import { describe, expect, it } from 'vitest';
+import { afterEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+
+import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
+afterEach(killTracked);
 
 const run = promisify(execFile);
 const root = join(import.meta.dirname, '..');
@@ -98,11 +103,13 @@ describe('README', async () => {
 describe('npm start', () => {
   it('runs the demo: prints the URL of an inspector page that shows the live machines', async () => {
     // Its own process group, so Ctrl-C reaches node behind npm.
-    const child = spawn('npm', ['start', '--silent', '--', '--port', '0', '--round-seconds', '0'], {
-      cwd: root,
-      detached: true,
-      stdio: ['ignore', 'pipe', 'pipe'],
-    });
+    const child = track(
+      spawn('npm', ['start', '--silent', '--', '--port', '0', '--round-seconds', '0'], {
+        cwd: root,
+        detached: true,
+        stdio: ['ignore', 'pipe', 'pipe'],
+      }),
+    );
     const exited = new Promise<number | string | null>((resolve) =>
       child.on('close', (code, signal) => resolve(code ?? signal)),
     );
@@ -142,7 +149,7 @@ describe('npm start', () => {
     }
     // The demo exits 0 on Ctrl-C; npm, which got it too, may report the signal instead.
     expect([0, 'SIGINT']).toContain(await exited);
-  }, 30_000);
+  });
 });
 
 describe('npm run example', () => {

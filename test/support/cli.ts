@@ -1,6 +1,7 @@
 import { type ChildProcess, spawn } from 'node:child_process';
 import { join } from 'node:path';
 import { createInterface } from 'node:readline';
+import { track } from './processes.js';
 
 /** The `rolebox` command of this checkout. */
 export const ROLEBOX_BIN = join(import.meta.dirname, '..', '..', 'bin', 'rolebox.js');
@@ -26,11 +27,13 @@ export function startCli(
   args: readonly string[],
   options: { cwd: string; env?: Record<string, string> },
 ): CliProcess {
-  const child = spawn(process.execPath, [ROLEBOX_BIN, ...args], {
-    cwd: options.cwd,
-    env: { ...process.env, ...options.env },
-    stdio: ['ignore', 'pipe', 'pipe'],
-  });
+  const child = track(
+    spawn(process.execPath, [ROLEBOX_BIN, ...args], {
+      cwd: options.cwd,
+      env: { ...process.env, ...options.env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
   let stdout = '';
   let stderr = '';
   const lines: string[] = [];
