@@ -162,10 +162,17 @@ export function createLoopMachine(env: MachineEnv) {
           if (active && status !== 'pending' && status !== 'running')
             sendBack({ type: 'worker.terminated', taskId: input.taskId, status, at: clock.now() });
         };
-        const unsubscribe = dispatcher().onTerminated(input.taskId, report);
-        dispatcher()
-          .getTaskStatus(input.taskId)
-          .then(report, () => report('unknown'));
+        // A dispatcher that throws must not take the loop (and its session) down: the round
+        // is reported lost instead, and the loop ends as interrupted.
+        let unsubscribe = () => {};
+        try {
+          unsubscribe = dispatcher().onTerminated(input.taskId, report);
+          dispatcher()
+            .getTaskStatus(input.taskId)
+            .then(report, () => report('unknown'));
+        } catch {
+          queueMicrotask(() => report('unknown'));
+        }
         return () => {
           active = false;
           unsubscribe();

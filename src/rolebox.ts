@@ -38,6 +38,7 @@ import {
   buildSystemSnapshot,
   loadStoredSessions,
   type StartReport,
+  withoutSharedSystemIds,
 } from './persistence/restore.js';
 import { Pipeline } from './pipeline/pipeline.js';
 import { connectPipeline } from './pipeline-bridge.js';
@@ -309,11 +310,41 @@ export class Rolebox {
     this.#state = 'started';
     this.#startReport = report;
     actor.start();
+    report = this.#verifyRestored(actor, report);
+    this.#startReport = report;
     this.#recorder?.begin();
     for (const failure of report.failed)
       this.#deliver([{ type: 'error', sessionId: failure.sessionId, error: failure.error }]);
     if (this.#pipeline) await this.#startPipeline(this.#pipeline);
     return report;
+  }
+
+  /**
+   * The report as it stands once the system runs: a session counts as restored only when its
+   * actor is live. The records were checked whole, so a restore that still fails is a bug;
+   * it is reported against every session it took down rather than listed as restored.
+   */
+  #verifyRestored(actor: Actor<SystemMachine>, report: StartReport): StartReport {
+    const root = actor.getSnapshot();
+    const failed = [...report.failed];
+    const restored: string[] = [];
+    for (const sessionId of report.restored) {
+      const session = actor.system.get(sessionActorId(sessionId));
+      if (root.status === 'active' && session?.getSnapshot().status === 'active') {
+        restored.push(sessionId);
+        continue;
+      }
+      const cause = root.status === 'error' ? root.error : session?.getSnapshot().error;
+      failed.push({
+        sessionId,
+        error: new RoleboxError(
+          'invalid_snapshot',
+          `stored session ${describeValue(sessionId)} could not be restored: ${cause instanceof Error ? cause.message : describeValue(cause ?? 'its actor is not live')}`,
+          { sessionId },
+        ),
+      });
+    }
+    return { restored, failed };
   }
 
   /** Connects the pipeline both ways, then lets it run what was enqueued before a restart. */
@@ -419,13 +450,23 @@ export class Rolebox {
   /** Restores one stored session into the running system (decoded and checked first). */
   #restoreSession(id: string, stored: string): SessionHandle {
     const envelope = decodeEnvelope(id, stored, this.#migrations);
-    checkSessionSnapshot(id, envelope.snapshot, this.#snapshotMachines, this.#catalog);
-    const openedAt = (envelope.snapshot as { context: { createdAt: number } }).context.createdAt;
+    const checked = checkSessionSnapshot(
+      id,
+      envelope.snapshot,
+      this.#snapshotMachines,
+      this.#catalog,
+    );
+    // Its actors must not clash with the live ones (a duplicate systemId would put the
+    // whole root in error).
+    const { clashes } = withoutSharedSystemIds([{ sessionId: id, ...checked }], {
+      live: (systemId) => (this.system.system.get(systemId) ? 'a live session' : undefined),
+    });
+    if (clashes[0]) throw clashes[0].error;
     this.#dispatch({
       type: 'system.restore_session',
       sessionId: id,
-      openedAt,
-      snapshot: envelope.snapshot,
+      openedAt: checked.snapshot.context.createdAt,
+      snapshot: checked.snapshot,
     });
     return new SessionHandle(id, this.#sessionHost);
   }

@@ -1,7 +1,19 @@
 import type { AnyStateMachine } from 'xstate';
 import { z } from 'zod';
+import { functionActorId, loopActorId, sessionActorId } from '../actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
+import { LOOP_STATE_SCHEMA_VERSION } from '../loop/constants.js';
+import { isTerminalLoopPhase, type LoopPhase } from '../loop/types.js';
+import { topStateOf } from '../state-value.js';
+import {
+  artifactStoreSnapshotSchema,
+  functionContextSchema,
+  loopContextSchema,
+  loopStateSchema,
+  persistedMachineSchema,
+  sessionContextSchema,
+} from './snapshot-schemas.js';
 
 /** The machines a stored session subtree is checked against. */
 export interface SnapshotMachines {
@@ -10,171 +22,313 @@ export interface SnapshotMachines {
   readonly loop: AnyStateMachine;
 }
 
-const json = z.record(z.string(), z.unknown());
-const stringArray = z.array(z.string());
-const persistedChild = z.object({
-  src: z.string(),
-  snapshot: json,
-  systemId: z.string().optional(),
-});
-const persistedMachine = z.object({
-  status: z.enum(['active', 'done', 'error', 'stopped']),
-  value: z.union([z.string(), json]),
-  context: json,
-  children: z.record(z.string(), persistedChild),
-});
+/** A persisted machine snapshot, as far as the checks read it. */
+type PersistedMachine = z.infer<typeof persistedMachineSchema>;
 
-const sessionContext = z.object({
-  sessionId: z.string(),
-  createdAt: z.number(),
-  updatedAt: z.number(),
-  turn: z.number(),
-  userMessageInTurn: z.boolean(),
-  liveFunctions: stringArray,
-  retiredFunctions: json,
-  continuations: z.number(),
-  idleCycle: z.number(),
-  activeLoopId: z.string().nullable(),
-  waitingReason: json.nullable(),
-  currentWorkerId: z.string().nullable(),
-  acceptanceMode: z.enum(['user_confirmed', 'no_confirmation', 'programmatic_review']),
-  slots: json,
-  toolLoopBurstCount: z.number(),
-  history: z.array(z.object({ at: z.number(), event: z.object({ type: z.string() }) })),
-});
-const functionContext = z.object({
-  sessionId: z.string(),
-  name: z.string(),
-  kv: json,
-  evidenceObserved: json,
-  toolsObserved: stringArray,
-  activatedAtTurn: z.number(),
-  facts: z.object({ turn: z.number(), userMessageInTurn: z.boolean(), artifacts: stringArray }),
-  continuations: z.number(),
-  cooldownUntilTurn: z.number(),
-  transitionsHeld: z.array(z.boolean()),
-});
-const loopContext = z.object({
-  schemaVersion: z.number(),
-  id: z.string(),
-  originSessionId: z.string(),
-  basePrompt: z.string(),
-  mode: z.enum(['inherit', 'fresh']),
-  total: z.number(),
-  current: z.number(),
-  cancelRequested: z.boolean(),
-  promptFingerprint: z.string(),
-  rounds: z.array(
-    z.object({
-      round: z.number(),
-      workerTaskId: z.string(),
-      workerSessionId: z.string(),
-      startedAt: z.number(),
-      status: z.string(),
-    }),
-  ),
-});
-const artifactStore = z.object({
-  status: z.literal('active'),
-  context: z.object({
-    nextSeq: z.number(),
-    artifacts: z.array(
-      z.object({
-        id: z.string(),
-        name: z.string(),
-        status: z.string(),
-        createdAt: z.number(),
-        updatedAt: z.number(),
-      }),
-    ),
-  }),
-});
+/** A stored session that passed every check, ready to be handed to XState. */
+export interface CheckedSession {
+  /**
+   * The snapshot to restore: the stored one, with the input of every actor a loop invokes
+   * taken from the loop's context (XState re-runs invoked actors on restore with the input
+   * it finds; the context is the source of truth).
+   */
+  readonly snapshot: PersistedMachine & {
+    readonly context: { readonly createdAt: number; readonly activeLoopId: string | null };
+  };
+  /** Every systemId the subtree registers once restored (no two sessions may share one). */
+  readonly systemIds: readonly string[];
+}
 
-/** The actor logics a loop invokes (its persisted children may name them). */
-const LOOP_INVOKED = new Set([
-  'prepareLoop',
-  'dispatchRound',
-  'awaitWorker',
-  'deadlineTimer',
-  'collectResult',
-  'cancelWorker',
-]);
+/** The child id of a session's artifact store. */
+const ARTIFACTS_CHILD = 'artifacts';
 
 /**
- * Checks that a stored session subtree can be restored by these machines: its shape, its
- * contexts, every state value (session, functions, loop), every child's kind, and that
- * every function it holds is still defined. A snapshot that passes is handed to XState;
- * one that fails never is (XState reports restore errors asynchronously, and an
- * unobserved one ends the process).
+ * Checks a stored session subtree whole before anything of it reaches XState (SPEC §6):
+ * the shape of every context field (session, functions, loop, artifacts, the last loop);
+ * every state value; that the ids agree with the record's key (the session's id, each
+ * function's `sessionId`, each loop's `originSessionId`, every child's id and systemId);
+ * that the live functions and the active loop are exactly the live children, each function
+ * still defined; that the artifact store is there; and that each loop's invoked actors are
+ * the ones its state invokes. A loop state written by a newer rolebox is refused as too new.
  *
- * Throws: `invalid_snapshot` naming the session, the part and what is wrong.
+ * Returns: the snapshot to restore and the systemIds it will register.
+ * Throws: `invalid_snapshot` naming the session, the part and what is wrong;
+ * `snapshot_too_new` for a loop state with a schema version above this code's.
  */
 export function checkSessionSnapshot(
   sessionId: string,
   snapshot: unknown,
   machines: SnapshotMachines,
   catalog: FunctionCatalog,
-): void {
+): CheckedSession {
   const fail = (where: string, why: string): never => {
     throw new RoleboxError(
       'invalid_snapshot',
       `stored session ${describeValue(sessionId)} cannot be restored: ${where}: ${why}`,
-      {
-        sessionId,
-        where,
-      },
+      { sessionId, where },
     );
   };
-  const shaped = (schema: z.ZodType, value: unknown, where: string) => {
+  const shaped = <T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> => {
     const result = schema.safeParse(value);
     if (!result.success) {
       const issue = result.error.issues[0] as z.core.$ZodIssue;
       fail(where, `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
     }
+    return value as z.infer<T>;
   };
-  const stateValue = (
-    machine: AnyStateMachine,
-    value: unknown,
-    context: unknown,
-    where: string,
-  ) => {
+  const stateValue = (machine: AnyStateMachine, stored: PersistedMachine, where: string) => {
     try {
-      machine.resolveState({ value: value as never, context: context as never });
+      return machine.resolveState({ value: stored.value as never, context: stored.context });
     } catch (error) {
-      fail(where, `unknown state ${describeValue(value)} (${(error as Error).message})`);
+      return fail(
+        where,
+        `unknown state ${describeValue(stored.value)} (${(error as Error).message})`,
+      );
     }
   };
+  const expectSystemId = (childId: string, child: { systemId?: string }, expected: string) => {
+    if (child.systemId !== expected)
+      fail(
+        `child ${childId}`,
+        `its systemId is ${describeValue(child.systemId)}, expected ${describeValue(expected)}`,
+      );
+  };
 
-  shaped(persistedMachine, snapshot, 'session');
-  const session = snapshot as z.infer<typeof persistedMachine>;
-  shaped(sessionContext, session.context, 'session context');
-  if (session.context.sessionId !== sessionId)
-    fail('session context', `it belongs to session ${describeValue(session.context.sessionId)}`);
-  stateValue(machines.session, session.value, session.context, 'session');
+  const session = shaped(persistedMachineSchema, snapshot, 'session');
+  if (session.status !== 'active')
+    fail('session', `its status is ${describeValue(session.status)}`);
+  const context = shaped(sessionContextSchema, session.context, 'session context');
+  if (context.sessionId !== sessionId)
+    fail('session context', `it belongs to session ${describeValue(context.sessionId)}`);
+  stateValue(machines.session, session, 'session');
+  const phase = topStateOf(session.value);
+  const waitingFor = phase === 'waiting_user' ? topStateOf(Object.values(session.value)[0]) : null;
+  if ((context.waitingReason?.kind ?? null) !== waitingFor)
+    fail(
+      'session context',
+      `waitingReason ${describeValue(context.waitingReason?.kind ?? null)} does not match state ${describeValue(session.value)}`,
+    );
+  if (context.lastLoop !== null) {
+    const lastLoop = shaped(loopStateSchema, context.lastLoop, 'session context lastLoop');
+    checkLoopVersion(lastLoop.schemaVersion, sessionId, 'lastLoop');
+    if (lastLoop.originSessionId !== sessionId)
+      fail(
+        'session context lastLoop',
+        `it belongs to session ${describeValue(lastLoop.originSessionId)}`,
+      );
+    if (!isTerminalLoopPhase(lastLoop.phase))
+      fail('session context lastLoop', `a finished loop cannot be ${lastLoop.phase}`);
+  }
+  for (const [name, retired] of Object.entries(context.retiredFunctions)) {
+    if (retired.context.sessionId !== sessionId || retired.context.name !== name)
+      fail(
+        `retired function ${name}`,
+        `it is ${describeValue(retired.context.name)} of session ${describeValue(retired.context.sessionId)}`,
+      );
+  }
 
+  const systemIds = [sessionActorId(sessionId)];
+  const children: Record<string, PersistedMachine['children'][string]> = {};
+  let liveLoopId: string | null = null;
   for (const [childId, child] of Object.entries(session.children)) {
     const where = `child ${childId}`;
-    if (child.src === 'function') {
-      shaped(persistedMachine, child.snapshot, where);
-      shaped(functionContext, child.snapshot.context, `${where} context`);
-      const name = (child.snapshot.context as { name: string }).name;
-      if (!catalog.get(name))
-        fail(where, `function ${describeValue(name)} is not defined any more`);
-      stateValue(machines.function, child.snapshot.value, child.snapshot.context, where);
+    if (child.src === 'artifacts') {
+      if (childId !== ARTIFACTS_CHILD)
+        fail(where, `an artifact store must be the child ${ARTIFACTS_CHILD}`);
+      expectSystemId(childId, child, `artifacts:${sessionId}`);
+      shaped(artifactStoreSnapshotSchema, child.snapshot, where);
+    } else if (child.src === 'function') {
+      const stored = shaped(persistedMachineSchema, child.snapshot, where);
+      const fn = shaped(functionContextSchema, stored.context, `${where} context`);
+      if (fn.sessionId !== sessionId)
+        fail(`${where} context`, `it belongs to session ${describeValue(fn.sessionId)}`);
+      const expectedId = functionActorId(sessionId, fn.name);
+      if (childId !== expectedId)
+        fail(where, `function ${describeValue(fn.name)} must be the child ${expectedId}`);
+      expectSystemId(childId, child, expectedId);
+      const live = context.liveFunctions.includes(fn.name);
+      if (live !== (stored.status === 'active'))
+        fail(
+          where,
+          `function ${fn.name} is ${stored.status} but ${live ? '' : 'not '}listed as live`,
+        );
+      if (live && !catalog.get(fn.name))
+        fail(where, `function ${describeValue(fn.name)} is not defined any more`);
+      stateValue(machines.function, stored, where);
     } else if (child.src === 'loop') {
-      shaped(persistedMachine, child.snapshot, where);
-      shaped(loopContext, child.snapshot.context, `${where} context`);
-      stateValue(machines.loop, child.snapshot.value, child.snapshot.context, where);
-      for (const [invokedId, invoked] of Object.entries(
-        (child.snapshot as z.infer<typeof persistedMachine>).children,
-      )) {
-        if (!LOOP_INVOKED.has(invoked.src))
-          fail(`${where} child ${invokedId}`, `unknown actor ${describeValue(invoked.src)}`);
+      const stored = shaped(persistedMachineSchema, child.snapshot, where);
+      checkLoopVersion(
+        (stored.context as { schemaVersion?: unknown }).schemaVersion,
+        sessionId,
+        where,
+      );
+      const loop = shaped(loopContextSchema, stored.context, `${where} context`);
+      if (loop.originSessionId !== sessionId)
+        fail(`${where} context`, `it belongs to session ${describeValue(loop.originSessionId)}`);
+      const expectedId = loopActorId(loop.id);
+      if (childId !== expectedId)
+        fail(where, `loop ${describeValue(loop.id)} must be the child ${expectedId}`);
+      expectSystemId(childId, child, expectedId);
+      const resolved = stateValue(machines.loop, stored, where);
+      const finished = isTerminalLoopPhase(topStateOf(stored.value) as LoopPhase);
+      if (finished !== (stored.status === 'done'))
+        fail(where, `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`);
+      if (!finished) {
+        if (liveLoopId !== null) fail(where, `the session already has live loop ${liveLoopId}`);
+        liveLoopId = loop.id;
       }
-    } else if (child.src === 'artifacts') {
-      shaped(artifactStore, child.snapshot, where);
+      children[childId] = {
+        ...child,
+        snapshot: { ...stored, children: invokedChildren(resolved, stored, where, fail) },
+      };
+      systemIds.push(expectedId);
+      continue;
     } else {
       fail(where, `unknown actor ${describeValue(child.src)}`);
     }
+    children[childId] = child;
+    if (child.systemId !== undefined) systemIds.push(child.systemId);
   }
+  if (!Object.hasOwn(session.children, ARTIFACTS_CHILD))
+    fail('session', 'its artifact store is missing');
+  for (const name of context.liveFunctions) {
+    if (!Object.hasOwn(session.children, functionActorId(sessionId, name)))
+      fail('session', `live function ${describeValue(name)} has no actor`);
+  }
+  if (context.activeLoopId !== liveLoopId)
+    fail(
+      'session',
+      `its active loop is ${describeValue(context.activeLoopId)} but its live loop actor is ${describeValue(liveLoopId)}`,
+    );
+  return {
+    snapshot: { ...session, children } as CheckedSession['snapshot'],
+    systemIds,
+  };
+}
+
+/** Refuses a loop state written by a newer rolebox (SPEC §6: too new is never half-loaded). */
+function checkLoopVersion(version: unknown, sessionId: string, where: string): void {
+  if (typeof version === 'number' && version > LOOP_STATE_SCHEMA_VERSION) {
+    throw new RoleboxError(
+      'snapshot_too_new',
+      `stored session ${describeValue(sessionId)}: ${where} has loop state version ${version}, newer than this code's ${LOOP_STATE_SCHEMA_VERSION}; upgrade rolebox to read it`,
+      { sessionId, where, schemaVersion: version },
+    );
+  }
+}
+
+const taskInput = z.object({ taskId: z.string().regex(/^[A-Za-z0-9_-]+$/) });
+
+/**
+ * The actors a loop invokes, by their string key, with the input each runs on (`null`: none).
+ * An invoked actor that would start from a bad input fails inside XState, where nobody can
+ * refuse it any more; here it is refused with the record.
+ */
+const LOOP_INVOKED_INPUTS: ReadonlyMap<string, z.ZodType | null> = new Map<
+  string,
+  z.ZodType | null
+>([
+  ['prepareLoop', null],
+  [
+    'dispatchRound',
+    z.object({
+      key: z.string().min(1),
+      round: z.object({
+        loopId: z.string().min(1),
+        round: z.number().int().min(1),
+        originSessionId: z.string().min(1),
+        agent: z.string().min(1),
+        prompt: z.string(),
+        timeoutMs: z.number().int().min(1).optional(),
+      }),
+    }),
+  ],
+  ['awaitWorker', taskInput],
+  [
+    'deadlineTimer',
+    z.object({ deadline: z.number(), event: z.enum(['round.timeout', 'delay.elapsed']) }),
+  ],
+  ['collectResult', taskInput],
+  ['cancelWorker', taskInput],
+]);
+
+/** An invocation as XState keeps it on a state node. */
+interface InvokeDefinition {
+  readonly id: string;
+  readonly src: unknown;
+  readonly input?: unknown;
+}
+
+/**
+ * The children a restored loop must have: exactly the actors its active states invoke, in
+ * the stored order, each with the input the machine computes from the loop's context.
+ * A stored one that is missing, of another kind, extra, or without its input (what XState
+ * would re-run and crash on) makes the record invalid.
+ */
+function invokedChildren(
+  resolved: unknown,
+  stored: PersistedMachine,
+  where: string,
+  fail: (where: string, why: string) => never,
+): PersistedMachine['children'] {
+  // `_nodes` (the active state nodes) is XState's own field of a machine snapshot; it holds
+  // each node's invoke definitions with their string `src` and `input` mapper.
+  const nodes = (resolved as { _nodes: readonly { invoke: readonly InvokeDefinition[] }[] })._nodes;
+  const expected = nodes.flatMap((node) => node.invoke);
+  const storedIds = Object.keys(stored.children);
+  for (const id of storedIds) {
+    if (!expected.some((invoke) => invoke.id === id))
+      fail(
+        `${where} child ${id}`,
+        `the loop's state ${describeValue(stored.value)} invokes no ${id}`,
+      );
+  }
+  const children: PersistedMachine['children'] = {};
+  for (const invoke of expected) {
+    const child = stored.children[invoke.id];
+    if (!child) fail(where, `invoked actor ${invoke.id} is missing`);
+    if (child.src !== invoke.src)
+      fail(
+        `${where} child ${invoke.id}`,
+        `it is ${describeValue(child.src)}, expected ${describeValue(invoke.src)}`,
+      );
+    let input: unknown;
+    try {
+      input =
+        typeof invoke.input === 'function'
+          ? invoke.input({
+              context: stored.context,
+              event: { type: 'xstate.init' },
+              self: undefined,
+            })
+          : invoke.input;
+    } catch (error) {
+      fail(
+        `${where} child ${invoke.id}`,
+        `its input cannot be derived (${(error as Error).message})`,
+      );
+    }
+    const schema = LOOP_INVOKED_INPUTS.get(String(invoke.src));
+    if (schema === undefined)
+      fail(`${where} child ${invoke.id}`, `unknown actor ${describeValue(invoke.src)}`);
+    if (schema !== null) {
+      const storedInput = child.snapshot.input;
+      if (typeof storedInput !== 'object' || storedInput === null)
+        fail(`${where} child ${invoke.id}`, `its input is ${describeValue(storedInput)}`);
+      // What the actor will run with: derived from the context, so the context must hold it.
+      const derived = schema.safeParse(input);
+      if (!derived.success) {
+        const issue = derived.error.issues[0] as z.core.$ZodIssue;
+        fail(
+          `${where} child ${invoke.id}`,
+          `the loop's context does not give it an input (${issue.path.map(String).join('.') || 'input'}: ${issue.message})`,
+        );
+      }
+    }
+    children[invoke.id] = {
+      ...child,
+      snapshot: { ...child.snapshot, ...(input === undefined ? {} : { input }) },
+    };
+  }
+  return children;
 }

@@ -1,23 +1,27 @@
-import { isRoleboxError, type RoleboxError } from '../errors.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
-import type { LoopRegistry } from '../loop/registry.js';
+import type { LoopRegistration, LoopRegistry } from '../loop/registry.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
-import { checkSessionSnapshot, type SnapshotMachines } from './check-snapshot.js';
+import {
+  type CheckedSession,
+  checkSessionSnapshot,
+  type SnapshotMachines,
+} from './check-snapshot.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from './envelope.js';
 import type { MigrationRegistry } from './migrations.js';
+import { systemRecordSchema } from './snapshot-schemas.js';
 
 /** What `rb.start()` restored from the store, and what it could not. */
 export interface StartReport {
-  /** Sessions restored, by id. */
+  /** Sessions restored, by id: each one is live when `start()` resolves. */
   readonly restored: readonly string[];
   /** Records that could not be restored, with why (they stay in the store, untouched). */
   readonly failed: readonly { readonly sessionId: string; readonly error: RoleboxError }[];
 }
 
 /** A stored session that passed every check. */
-export interface RestorableSession {
+export interface RestorableSession extends CheckedSession {
   readonly sessionId: string;
-  readonly snapshot: { readonly context: { readonly createdAt: number } } & Record<string, unknown>;
 }
 
 /** The system record: what the system actor keeps besides its sessions. */
@@ -26,8 +30,11 @@ export interface SystemRecord {
 }
 
 /**
- * Reads every record, decodes and checks each session independently: a bad record is
- * reported and skipped, the others restore.
+ * Reads every record, decodes and checks each session independently, then across records
+ * (no systemId may be claimed by two sessions): a bad record is reported and skipped, the
+ * others restore. The loop registry is checked too, and reconciled with the sessions that
+ * restore (SPEC §3.6): a loop a restored session no longer runs is finished, a running loop
+ * the registry lost is registered again.
  * Throws: `store_failed` when the store itself cannot be read.
  */
 export async function loadStoredSessions(
@@ -41,7 +48,7 @@ export async function loadStoredSessions(
   failed: StartReport['failed'];
 }> {
   const records = await store.loadAll();
-  const sessions: RestorableSession[] = [];
+  const checked: RestorableSession[] = [];
   const failed: { sessionId: string; error: RoleboxError }[] = [];
   let loopRegistry: LoopRegistry = { loops: {} };
   for (const record of records) {
@@ -49,21 +56,172 @@ export async function loadStoredSessions(
     try {
       const envelope = decodeEnvelope(record.id, record.data, migrations);
       if (record.id === SYSTEM_RECORD_ID) {
-        loopRegistry =
-          (envelope.snapshot as unknown as SystemRecord).context?.loopRegistry ?? loopRegistry;
+        loopRegistry = checkSystemRecord(envelope.snapshot).context.loopRegistry;
         continue;
       }
-      checkSessionSnapshot(record.id, envelope.snapshot, machines, catalog);
-      sessions.push({
+      checked.push({
         sessionId: record.id,
-        snapshot: envelope.snapshot as RestorableSession['snapshot'],
+        ...checkSessionSnapshot(record.id, envelope.snapshot, machines, catalog),
       });
     } catch (error) {
       if (!isRoleboxError(error)) throw error;
       failed.push({ sessionId: record.id, error });
     }
   }
-  return { sessions, loopRegistry, failed };
+  const registered = loopRegistry;
+  const { unique, clashes } = withoutSharedSystemIds(checked, {
+    // The registry knows which session started a loop: that one keeps it.
+    owner: (systemId) => {
+      const loopId = systemId.startsWith('loop:') ? systemId.slice('loop:'.length) : '';
+      return Object.hasOwn(registered.loops, loopId)
+        ? registered.loops[loopId]?.originSessionId
+        : undefined;
+    },
+  });
+  failed.push(...clashes);
+  return {
+    sessions: unique,
+    loopRegistry: reconcileLoopRegistry(loopRegistry, unique),
+    failed,
+  };
+}
+
+/** Checks the system record. Throws: `invalid_snapshot` naming what is wrong. */
+function checkSystemRecord(snapshot: unknown): SystemRecord {
+  const result = systemRecordSchema.safeParse(snapshot);
+  if (!result.success) {
+    const issue = result.error.issues[0];
+    throw new RoleboxError(
+      'invalid_snapshot',
+      `stored record ${describeValue(SYSTEM_RECORD_ID)} cannot be restored: ${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message}; loops are registered again from the sessions that restore`,
+      { recordId: SYSTEM_RECORD_ID },
+    );
+  }
+  return snapshot as SystemRecord;
+}
+
+/**
+ * Splits sessions into those whose systemIds no other session claims and those that share
+ * one (a record copied under another key, a child naming another session's actor). Of the
+ * sessions sharing an id, the one `owner` names keeps it; when it names none, every one of
+ * them is refused, since which is genuine cannot be told. `live` names the live session
+ * that already holds an id, if any (restoring one session into a running system).
+ */
+export function withoutSharedSystemIds(
+  sessions: readonly RestorableSession[],
+  known: {
+    readonly owner?: (systemId: string) => string | undefined;
+    readonly live?: (systemId: string) => string | undefined;
+  } = {},
+): {
+  unique: RestorableSession[];
+  clashes: { sessionId: string; error: RoleboxError }[];
+} {
+  const owners = new Map<string, string[]>();
+  for (const session of sessions) {
+    for (const systemId of session.systemIds) {
+      const list = owners.get(systemId) ?? [];
+      list.push(session.sessionId);
+      owners.set(systemId, list);
+    }
+  }
+  const unique: RestorableSession[] = [];
+  const clashes: { sessionId: string; error: RoleboxError }[] = [];
+  for (const session of sessions) {
+    let clash: { systemId: string; other: string } | undefined;
+    for (const systemId of session.systemIds) {
+      const claimants = owners.get(systemId) ?? [];
+      const owner = known.owner?.(systemId);
+      const other =
+        known.live?.(systemId) ??
+        (owner !== undefined && claimants.includes(owner)
+          ? owner === session.sessionId
+            ? undefined
+            : owner
+          : claimants.find((id) => id !== session.sessionId));
+      if (other !== undefined) {
+        clash = { systemId, other };
+        break;
+      }
+    }
+    if (!clash) {
+      unique.push(session);
+      continue;
+    }
+    clashes.push({
+      sessionId: session.sessionId,
+      error: new RoleboxError(
+        'invalid_snapshot',
+        `stored session ${describeValue(session.sessionId)} cannot be restored: actor ${clash.systemId} is also held by session ${describeValue(clash.other)}`,
+        { sessionId: session.sessionId, systemId: clash.systemId, other: clash.other },
+      ),
+    });
+  }
+  return { unique, clashes };
+}
+
+/** A loop actor's context as far as the registry needs it. */
+interface RegisteredLoopContext {
+  readonly id: string;
+  readonly parentLoopId?: string;
+  readonly promptFingerprint: string;
+  readonly rounds: readonly { readonly workerSessionId: string }[];
+}
+
+/**
+ * The registry after a restore: each restored session's loops agree with what the session
+ * runs. A registration whose origin restored without it is finished (and its tree dropped
+ * when it was the last), a live loop missing from the registry is registered from its own
+ * context. Registrations of sessions that did not restore are kept for when they do.
+ */
+export function reconcileLoopRegistry(
+  registry: LoopRegistry,
+  sessions: readonly RestorableSession[],
+): LoopRegistry {
+  const running = new Map<string, RegisteredLoopContext & { originSessionId: string }>();
+  const restored = new Set<string>();
+  for (const { sessionId, snapshot } of sessions) {
+    restored.add(sessionId);
+    const { activeLoopId } = snapshot.context;
+    if (activeLoopId === null) continue;
+    const loop = snapshot.children[`loop:${activeLoopId}`]?.snapshot.context;
+    if (loop)
+      running.set(activeLoopId, {
+        ...(loop as unknown as RegisteredLoopContext),
+        originSessionId: sessionId,
+      });
+  }
+  const loops = new Map<string, LoopRegistration>(Object.entries(registry.loops));
+  for (const [loopId, registration] of loops) {
+    if (
+      restored.has(registration.originSessionId) &&
+      !running.has(loopId) &&
+      !registration.finished
+    )
+      loops.set(loopId, { ...registration, finished: true });
+  }
+  for (const [loopId, loop] of running) {
+    const registered = loops.get(loopId);
+    if (registered) {
+      if (registered.finished) loops.set(loopId, { ...registered, finished: false });
+      continue;
+    }
+    const parent = loop.parentLoopId === undefined ? undefined : loops.get(loop.parentLoopId);
+    loops.set(loopId, {
+      originSessionId: loop.originSessionId,
+      ...(loop.parentLoopId === undefined ? {} : { parentLoopId: loop.parentLoopId }),
+      rootLoopId: parent?.rootLoopId ?? loop.parentLoopId ?? loopId,
+      fingerprint: loop.promptFingerprint,
+      workerSessionIds: [...new Set(loop.rounds.map((round) => round.workerSessionId))],
+      finished: false,
+    });
+  }
+  // A tree whose loops have all finished is dropped, as finishLoop does.
+  const unfinishedRoots = new Set(
+    [...loops.values()].filter((loop) => !loop.finished).map((loop) => loop.rootLoopId),
+  );
+  const kept = [...loops].filter(([, loop]) => unfinishedRoots.has(loop.rootLoopId));
+  return { loops: Object.fromEntries(kept) };
 }
 
 /**

@@ -1,6 +1,6 @@
 import { z } from 'zod';
 import { describeValue, RoleboxError } from '../errors.js';
-import type { RuntimeEvent, RuntimeEventType } from './runtime-types.js';
+import type { MainAgentDecision, RuntimeEvent, RuntimeEventType } from './runtime-types.js';
 
 const nonEmpty = z.string().min(1);
 const questions = z.array(nonEmpty);
@@ -130,3 +130,9 @@ export function parseRuntimeEvent(input: unknown): RuntimeEvent {
   }
   return parsed.data as RuntimeEvent;
 }
+
+/** The zod schema of a {@link MainAgentDecision} (also used to check stored sessions). */
+export const mainAgentDecisionSchema = decision;
+
+/** The zod schema of a skill the user may choose (also used to check stored sessions). */
+export const skillIndexEntrySchema = skill;

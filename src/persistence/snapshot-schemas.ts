@@ -1,0 +1,219 @@
+import { z } from 'zod';
+import { LOOP_PHASES } from '../loop/types.js';
+import { ARTIFACT_STATUSES } from '../session/artifact-lifecycle.js';
+import {
+  mainAgentDecisionSchema,
+  RUNTIME_EVENT_SCHEMAS,
+  skillIndexEntrySchema,
+} from '../session/runtime-event-schema.js';
+
+// The zod shapes of what a stored session record holds, field by field, so that a record is
+// checked whole before XState sees it (SPEC §6). They accept unknown extra fields (harmless,
+// and what an older reader sees of a newer optional field) but every field the machines read
+// must be there with the right type.
+
+const count = z.number().int().min(0);
+const time = z.number();
+const json = z.record(z.string(), z.unknown());
+const text = z.string();
+const nonEmpty = z.string().min(1);
+
+/** The facts a session passes its functions. */
+const sessionFactsSchema = z.object({
+  turn: count,
+  userMessageInTurn: z.boolean(),
+  artifacts: z.array(text),
+});
+
+/** A function actor's context (FunctionContext). */
+export const functionContextSchema = z.object({
+  sessionId: nonEmpty,
+  name: nonEmpty,
+  kv: json,
+  evidenceObserved: z.record(z.string(), z.boolean()),
+  toolsObserved: z.array(text),
+  activatedAtTurn: count,
+  activatedAt: time,
+  updatedAt: time,
+  facts: sessionFactsSchema,
+  continuations: count,
+  cooldownUntilTurn: z.number().int(),
+  transitionsHeld: z.array(z.boolean()),
+});
+
+/** One round of a loop (RoundRecord). */
+const roundRecordSchema = z.object({
+  round: z.number().int().min(1),
+  workerTaskId: nonEmpty,
+  workerSessionId: nonEmpty,
+  startedAt: time,
+  completedAt: time.optional(),
+  durationMs: z.number().min(0).optional(),
+  status: z.enum(['running', 'completed', 'error', 'cancelled']),
+});
+
+/** The fields a loop's state and a loop actor's context share (LoopState without phase). */
+const loopFields = {
+  schemaVersion: z.number().int().min(1),
+  id: nonEmpty,
+  originSessionId: nonEmpty,
+  agent: nonEmpty,
+  basePrompt: text,
+  mode: z.enum(['inherit', 'fresh']),
+  total: z.number().int().min(1),
+  requested: z.number().int().min(1),
+  current: z.number().int().min(1),
+  clamped: z.boolean(),
+  parentLoopId: nonEmpty.optional(),
+  activeWorkerTaskId: nonEmpty.optional(),
+  activeWorkerSessionId: nonEmpty.optional(),
+  lastSummary: text.optional(),
+  cancelRequested: z.boolean(),
+  errorReason: text.optional(),
+  promptFingerprint: z.string().regex(/^[0-9a-f]{64}$/),
+  startedAt: time,
+  updatedAt: time,
+  roundStartedAt: time.optional(),
+  roundDeadlineAt: time.optional(),
+  nextDispatchAt: time.optional(),
+  rounds: z.array(roundRecordSchema),
+};
+
+/** A loop actor's context (LoopContext). */
+export const loopContextSchema = z.object({
+  ...loopFields,
+  finalizeAs: z.enum(['complete', 'cancelled', 'interrupted', 'error']).optional(),
+  cancelWorkerTaskId: nonEmpty.optional(),
+  stopNowRequested: z.boolean(),
+});
+
+/** A finished loop as a session remembers it (`lastLoop`, a LoopState). */
+export const loopStateSchema = z.object({ ...loopFields, phase: z.enum(LOOP_PHASES) });
+
+const questions = z.array(text);
+
+/** Why a session waits (WaitingReason). */
+const waitingReasonSchema = z.discriminatedUnion('kind', [
+  z.object({ kind: z.literal('skill_selection'), availableSkills: z.array(skillIndexEntrySchema) }),
+  z.object({ kind: z.literal('intake'), prompt: text }),
+  z.object({ kind: z.literal('input'), message: text.optional(), questions: questions.optional() }),
+  z.object({ kind: z.literal('approve_step'), decisionId: nonEmpty }),
+  z.object({
+    kind: z.literal('review_artifact'),
+    artifactId: nonEmpty,
+    questions: questions.optional(),
+    assessment: text.optional(),
+  }),
+  z.object({ kind: z.literal('worker_questions'), workerId: nonEmpty, questions }),
+  z.object({ kind: z.literal('revision'), instruction: text.optional() }),
+]);
+
+const continuationBlockSchema = z.enum(['global_cap', 'function_cap', 'cooldown']);
+
+/** An idle cycle being answered (IdleCycle). */
+const idleCycleSchema = z.object({
+  cycle: z.number().int().min(1),
+  awaiting: z.array(nonEmpty),
+  continuing: z.array(nonEmpty),
+  completed: z.array(nonEmpty),
+  gated: z.array(nonEmpty),
+  blocked: z.array(z.object({ function: nonEmpty, reason: continuationBlockSchema })),
+});
+
+/** A function that is no longer live (RetiredFunction). */
+const retiredFunctionSchema = z.object({
+  phase: z.enum(['active', 'gated', 'complete']),
+  reason: z.enum(['completed', 'deactivated']),
+  at: time,
+  context: functionContextSchema,
+});
+
+const [firstEvent, ...otherEvents] = Object.values(RUNTIME_EVENT_SCHEMAS);
+
+/** One applied runtime event in the history (HistoryEntry). */
+const historyEntrySchema = z.object({
+  at: time,
+  event: z.discriminatedUnion('type', [
+    firstEvent as (typeof RUNTIME_EVENT_SCHEMAS)['session_started'],
+    ...otherEvents,
+  ]),
+});
+
+/** A session actor's context (SessionContext). */
+export const sessionContextSchema = z.object({
+  sessionId: nonEmpty,
+  createdAt: time,
+  updatedAt: time,
+  turn: count,
+  userMessageInTurn: z.boolean(),
+  liveFunctions: z.array(nonEmpty),
+  retiredFunctions: z.record(z.string(), retiredFunctionSchema),
+  continuations: count,
+  idleCycle: count,
+  idle: idleCycleSchema.nullable(),
+  activeLoopId: nonEmpty.nullable(),
+  lastLoop: loopStateSchema.nullable(),
+  waitingReason: waitingReasonSchema.nullable(),
+  currentWorkerId: nonEmpty.nullable(),
+  acceptanceMode: z.enum(['user_confirmed', 'no_confirmation', 'programmatic_review']),
+  resumeContext: z.object({ workerId: nonEmpty, questions }).nullable(),
+  pendingDecision: mainAgentDecisionSchema.nullable(),
+  reviewArtifactId: nonEmpty.nullable(),
+  slots: json,
+  availableSkills: z.array(skillIndexEntrySchema),
+  skill: nonEmpty.nullable(),
+  intakePrompt: text.nullable(),
+  toolLoopBurstCount: count,
+  errorReason: text.nullable(),
+  history: z.array(historyEntrySchema),
+});
+
+/** One artifact version (ArtifactRecord). */
+const artifactRecordSchema = z.object({
+  id: nonEmpty,
+  name: nonEmpty,
+  workerId: nonEmpty.optional(),
+  status: z.enum(ARTIFACT_STATUSES),
+  summary: text.optional(),
+  content: text.optional(),
+  createdAt: time,
+  updatedAt: time,
+});
+
+/** The persisted snapshot of a session's artifact store (@xstate/store). */
+export const artifactStoreSnapshotSchema = z.object({
+  status: z.literal('active'),
+  context: z.object({ nextSeq: z.number().int().min(1), artifacts: z.array(artifactRecordSchema) }),
+});
+
+/** A persisted child entry, as XState writes it into its parent's `children`. */
+export const persistedChildSchema = z.object({
+  src: nonEmpty,
+  snapshot: json,
+  systemId: nonEmpty.optional(),
+});
+
+/** A persisted state-machine snapshot: status, state value, context, children. */
+export const persistedMachineSchema = z.object({
+  status: z.enum(['active', 'done', 'error', 'stopped']),
+  value: z.union([z.string(), json]),
+  context: json,
+  children: z.record(z.string(), persistedChildSchema),
+});
+
+/** One loop's entry in the system's loop registry (LoopRegistration). */
+const loopRegistrationSchema = z.object({
+  originSessionId: nonEmpty,
+  parentLoopId: nonEmpty.optional(),
+  rootLoopId: nonEmpty,
+  fingerprint: z.string().regex(/^[0-9a-f]{64}$/),
+  workerSessionIds: z.array(nonEmpty),
+  finished: z.boolean(),
+});
+
+/** The system record's snapshot: the loop registry. */
+export const systemRecordSchema = z.object({
+  context: z.object({
+    loopRegistry: z.object({ loops: z.record(z.string(), loopRegistrationSchema) }),
+  }),
+});

@@ -1,0 +1,423 @@
+import fc from 'fast-check';
+import { describe, expect, it } from 'vitest';
+import { MemorySnapshotStore, SYSTEM_RECORD_ID } from '../src/index.js';
+import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+import { rejectionOf } from './support/errors.js';
+import { fuzzRuns } from './support/fuzz.js';
+import { boot } from './support/persistence.js';
+
+// biome-ignore lint/suspicious/noExplicitAny: the tests reach into stored JSON to corrupt it
+type Json = any;
+
+/**
+ * A store written by a real run: session A runs a loop (round 1 in flight), B has a live
+ * function, an artifact and a loop in flight too, F only a function that completed.
+ */
+async function realStore() {
+  const store = new MemorySnapshotStore();
+  const dispatcher = new ScriptedDispatcher();
+  const a = await boot({ store, dispatcher });
+  const sessionA = await a.rb.openSession({ id: 'A' });
+  sessionA.startLoop('|loop:2| survey the field');
+  const sessionB = await a.rb.openSession({ id: 'B' });
+  sessionB.activate('approval');
+  sessionB.signal({ type: 'need_approval', payload: { reason: 'prod' } });
+  sessionB.artifacts.write({ name: 'notes', content: 'draft' });
+  sessionB.startLoop('|loop:3| write the report');
+  const sessionF = await a.rb.openSession({ id: 'F' });
+  sessionF.activate('approval');
+  sessionF.signal({ type: 'answer' });
+  sessionF.idle();
+  await settle();
+  await a.rb.stop();
+  const taskOf = (sessionId: string, round = 1) =>
+    dispatcher.tasks.find(
+      (task) => task.input.originSessionId === sessionId && task.input.round === round,
+    )?.taskId as string;
+  return { store, dispatcher, taskOf };
+}
+
+const read = (store: MemorySnapshotStore, id: string): Json =>
+  JSON.parse(store.records.get(id) as string);
+const write = (store: MemorySnapshotStore, id: string, envelope: Json) =>
+  store.records.set(id, JSON.stringify(envelope));
+const edit = (store: MemorySnapshotStore, id: string, change: (envelope: Json) => void) => {
+  const envelope = read(store, id);
+  change(envelope);
+  write(store, id, envelope);
+};
+const loopChildOf = (envelope: Json): Json =>
+  Object.values(envelope.snapshot?.children ?? {}).find((child: Json) => child.src === 'loop');
+
+describe('a stored record is checked whole: the bad one is refused, every other session restores', () => {
+  it.each<[string, string, (store: MemorySnapshotStore) => void, RegExp]>([
+    [
+      "a loop's invoked child without its input (XState would re-run it and crash)",
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => delete loopChildOf(e).snapshot.children.awaitWorker.snapshot.input),
+      /child loop:\w+ child awaitWorker: its input is undefined/,
+    ],
+    [
+      "a loop's invoked child missing",
+      'B',
+      (store) => edit(store, 'B', (e) => delete loopChildOf(e).snapshot.children.roundTimer),
+      /invoked actor roundTimer is missing/,
+    ],
+    [
+      'an invoked child the state does not invoke',
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => {
+          loopChildOf(e).snapshot.children.collect = { src: 'collectResult', snapshot: {} };
+        }),
+      /invokes no collect/,
+    ],
+    [
+      'a loop in awaiting_worker whose context lost the task it waits for',
+      'B',
+      (store) => edit(store, 'B', (e) => delete loopChildOf(e).snapshot.context.activeWorkerTaskId),
+      /child awaitWorker: the loop's context does not give it an input \(taskId/,
+    ],
+    [
+      "a child naming another session's actor",
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => {
+          const fn = e.snapshot.children['fn:B:approval'];
+          delete e.snapshot.children['fn:B:approval'];
+          e.snapshot.children['fn:A:approval'] = { ...fn, systemId: 'fn:A:approval' };
+        }),
+      /must be the child fn:B:approval/,
+    ],
+    [
+      "a function child whose systemId names another session's actor",
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => {
+          e.snapshot.children['fn:B:approval'].systemId = 'fn:A:approval';
+        }),
+      /its systemId is "fn:A:approval", expected "fn:B:approval"/,
+    ],
+    [
+      'a function that belongs to another session',
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => {
+          e.snapshot.children['fn:B:approval'].snapshot.context.sessionId = 'A';
+        }),
+      /child fn:B:approval context: it belongs to session "A"/,
+    ],
+    [
+      'a loop whose origin is another session',
+      'B',
+      (store) => edit(store, 'B', (e) => (loopChildOf(e).snapshot.context.originSessionId = 'A')),
+      /context: it belongs to session "A"/,
+    ],
+    [
+      'a record copied under another key',
+      'B',
+      (store) => store.records.set('B', store.records.get('A') as string),
+      /cannot be restored: it holds session "A"/,
+    ],
+    [
+      'a lastLoop that is not a loop',
+      'F',
+      (store) =>
+        edit(store, 'F', (e) => {
+          e.snapshot.context.lastLoop = { id: 'x' };
+        }),
+      /session context: lastLoop/,
+    ],
+    [
+      'the artifact store missing',
+      'B',
+      (store) => edit(store, 'B', (e) => delete e.snapshot.children.artifacts),
+      /its artifact store is missing/,
+    ],
+    [
+      'an active loop with no loop actor',
+      'F',
+      (store) => edit(store, 'F', (e) => (e.snapshot.context.activeLoopId = 'loop_ghost')),
+      /its active loop is "loop_ghost" but its live loop actor is null/,
+    ],
+    [
+      'a live function with no actor',
+      'B',
+      (store) => edit(store, 'B', (e) => delete e.snapshot.children['fn:B:approval']),
+      /live function "approval" has no actor/,
+    ],
+    [
+      'a waiting reason that does not match the state',
+      'F',
+      (store) =>
+        edit(store, 'F', (e) => {
+          e.snapshot.context.waitingReason = { kind: 'input' };
+        }),
+      /waitingReason "input" does not match state "idle"/,
+    ],
+  ])('%s', async (_label, victim, corrupt, why) => {
+    const world = await realStore();
+    corrupt(world.store);
+    const corrupted = world.store.records.get(victim);
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.rb.system.getSnapshot().status).toBe('active');
+    expect(b.report.failed.map((failure) => failure.sessionId)).toEqual([victim]);
+    expect(b.report.failed[0]?.error.code).toBe('invalid_snapshot');
+    expect(b.report.failed[0]?.error.message).toMatch(why);
+    expect(b.report.failed[0]?.error.message).toContain(`"${victim}"`);
+    expect(b.report.restored).toEqual(['A', 'B', 'F'].filter((id) => id !== victim));
+    // The bad record is left for a human; the healthy loop goes on and finishes.
+    expect(world.store.records.get(victim)).toBe(corrupted);
+    world.dispatcher.complete(world.taskOf('A'), 'first');
+    await b.advance(0);
+    await b.advance(2_000);
+    world.dispatcher.complete(world.taskOf('A', 2), 'second');
+    await b.advance(0);
+    expect(b.rb.session('A').view().loop?.phase).toBe('complete');
+    expect(b.notes().filter((note) => note.startsWith('[loop-progress round'))).toHaveLength(2);
+    const reopen = await rejectionOf(() => b.rb.openSession({ id: victim }));
+    expect(reopen.code).toBe('invalid_snapshot');
+  });
+
+  it.each([
+    'schemaVersion',
+    'id',
+    'originSessionId',
+    'agent',
+    'basePrompt',
+    'mode',
+    'total',
+    'requested',
+    'current',
+    'clamped',
+    'cancelRequested',
+    'stopNowRequested',
+    'promptFingerprint',
+    'startedAt',
+    'updatedAt',
+    'rounds',
+  ])('every loop context field is checked: %s missing, then of the wrong type', async (field) => {
+    for (const change of [
+      (context: Json) => delete context[field],
+      (context: Json) => (context[field] = typeof context[field] === 'string' ? 7 : 'seven'),
+    ]) {
+      const world = await realStore();
+      edit(world.store, 'B', (e) => change(loopChildOf(e).snapshot.context));
+      const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+      expect(b.report.failed.map((failure) => failure.sessionId)).toEqual(['B']);
+      expect(b.report.failed[0]?.error.message).toContain(field === 'id' ? 'id' : field);
+      expect(b.report.restored).toEqual(['A', 'F']);
+    }
+  });
+
+  it('a loop state from a newer rolebox is refused as too new, naming the version', async () => {
+    const world = await realStore();
+    edit(world.store, 'B', (e) => (loopChildOf(e).snapshot.context.schemaVersion = 4));
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.report.failed[0]?.error.code).toBe('snapshot_too_new');
+    expect(b.report.failed[0]?.error.message).toMatch(
+      /loop state version 4, newer than this code's 3/,
+    );
+    expect(b.report.restored).toEqual(['A', 'F']);
+  });
+
+  it('two records holding the same loop: the one the registry names keeps it', async () => {
+    const world = await realStore();
+    // B's record rewritten as a second copy of A's loop, ids made to agree with B.
+    const loopA = loopChildOf(read(world.store, 'A'));
+    edit(world.store, 'B', (e) => {
+      const own = loopChildOf(e);
+      delete e.snapshot.children[`loop:${own.snapshot.context.id}`];
+      e.snapshot.children[`loop:${loopA.snapshot.context.id}`] = structuredClone(loopA);
+      loopChildOf(e).snapshot.context.originSessionId = 'B';
+      e.snapshot.context.activeLoopId = loopA.snapshot.context.id;
+    });
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.report.failed.map((failure) => failure.sessionId)).toEqual(['B']);
+    expect(b.report.failed[0]?.error.message).toMatch(/actor loop:\w+ is also held by session "A"/);
+    expect(b.report.restored).toEqual(['A', 'F']);
+  });
+
+  it('a broken loop registry is reported and rebuilt from the sessions that restore', async () => {
+    const world = await realStore();
+    edit(world.store, SYSTEM_RECORD_ID, (e) => (e.snapshot.context.loopRegistry = { loops: 7 }));
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.report.failed.map((failure) => failure.sessionId)).toEqual([SYSTEM_RECORD_ID]);
+    expect(b.report.restored).toEqual(['A', 'B', 'F']);
+    const registry = b.rb.system.getSnapshot().context.loopRegistry.loops;
+    expect(
+      Object.values(registry)
+        .map((loop) => loop.originSessionId)
+        .sort(),
+    ).toEqual(['A', 'B']);
+    // The rebuilt registry still refuses a second loop where one runs.
+    expect(b.rb.session('A').startLoop('|loop:2| again')).toMatchObject({ ok: false });
+  });
+
+  it('a registry entry for a loop its session no longer runs is finished, so a new loop can start', async () => {
+    const world = await realStore();
+    // F's record says no loop runs; the registry claims one does.
+    edit(world.store, SYSTEM_RECORD_ID, (e) => {
+      e.snapshot.context.loopRegistry.loops.loop_stale = {
+        originSessionId: 'F',
+        rootLoopId: 'loop_stale',
+        fingerprint: 'a'.repeat(64),
+        workerSessionIds: [],
+        finished: false,
+      };
+    });
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.report.failed).toEqual([]);
+    expect(b.rb.session('F').startLoop('|loop:1| fresh work')).toMatchObject({ ok: true });
+  });
+});
+
+/** A change to one stored record, as a disk, a hand or a bug might make it. */
+type Mutation =
+  | { kind: 'truncate'; at: number }
+  | { kind: 'delete'; path: number[] }
+  | { kind: 'retype'; path: number[]; value: unknown }
+  | { kind: 'add'; path: number[]; key: string; value: unknown }
+  | { kind: 'swap-id'; path: number[]; to: string }
+  | { kind: 'future'; which: number };
+
+/** Every [container, key] of a JSON tree, depth first. */
+function slots(root: Json): [Json, string | number][] {
+  const found: [Json, string | number][] = [];
+  const walk = (node: Json) => {
+    if (typeof node !== 'object' || node === null) return;
+    for (const key of Array.isArray(node) ? node.keys() : Object.keys(node)) {
+      found.push([node, key]);
+      walk(node[key]);
+    }
+  };
+  walk(root);
+  return found;
+}
+
+function mutate(text: string, mutation: Mutation): string {
+  if (mutation.kind === 'truncate') return text.slice(0, Math.floor(text.length * mutation.at));
+  const envelope = JSON.parse(text);
+  const all = slots(envelope);
+  const pick = (path: number[]) => all[(path[0] ?? 0) % all.length] as [Json, string | number];
+  switch (mutation.kind) {
+    case 'delete': {
+      const [node, key] = pick(mutation.path);
+      if (Array.isArray(node)) node.splice(Number(key), 1);
+      else delete node[key];
+      break;
+    }
+    case 'retype': {
+      const [node, key] = pick(mutation.path);
+      node[key] = mutation.value;
+      break;
+    }
+    case 'add': {
+      const objects = all.map(([node]) => node).filter((node) => !Array.isArray(node));
+      const target = objects[(mutation.path[0] ?? 0) % objects.length] ?? envelope;
+      target[mutation.key] = mutation.value;
+      break;
+    }
+    case 'swap-id': {
+      const ids = all.filter(([node, key]) => typeof node[key] === 'string');
+      const [node, key] = ids[(mutation.path[0] ?? 0) % ids.length] as [Json, string];
+      node[key] = mutation.to;
+      break;
+    }
+    case 'future': {
+      const versions = [
+        (e: Json) => (e.schemaVersion += 1),
+        (e: Json) => (e.machineVersions.session += 1),
+        (e: Json) => (e.machineVersions.loop += 1),
+        (e: Json) => (e.machineVersions.function += 1),
+        (e: Json) => {
+          const loop = loopChildOf(e);
+          if (loop) loop.snapshot.context.schemaVersion += 1;
+          else e.schemaVersion += 1;
+        },
+      ];
+      versions[mutation.which % versions.length]?.(envelope);
+      break;
+    }
+  }
+  return JSON.stringify(envelope);
+}
+
+const path = fc.array(fc.nat(), { minLength: 1, maxLength: 1 });
+const anyValue = fc.oneof(
+  fc.constant(null),
+  fc.boolean(),
+  fc.integer(),
+  fc.double({ noNaN: true, noDefaultInfinity: true }),
+  fc.string(),
+  fc.constantFrom('__proto__', 'constructor', 'toString', ''),
+  fc.array(fc.string(), { maxLength: 3 }),
+  fc.constant({}),
+  fc.dictionary(fc.string(), fc.integer(), { maxKeys: 3 }),
+);
+const mutation: fc.Arbitrary<Mutation> = fc.oneof(
+  fc.record({
+    kind: fc.constant('truncate' as const),
+    at: fc.double({ min: 0, max: 0.999, noNaN: true }),
+  }),
+  fc.record({ kind: fc.constant('delete' as const), path }),
+  fc.record({ kind: fc.constant('retype' as const), path, value: anyValue }),
+  fc.record({
+    kind: fc.constant('add' as const),
+    path,
+    key: fc.oneof(fc.string(), fc.constantFrom('__proto__', 'constructor', 'extra')),
+    value: anyValue,
+  }),
+  fc.record({
+    kind: fc.constant('swap-id' as const),
+    path,
+    to: fc.constantFrom('A', 'F', 'B', 'fn:A:approval', 'artifacts:A', 'session:A', ''),
+  }),
+  fc.record({ kind: fc.constant('future' as const), which: fc.nat() }),
+);
+
+describe('corrupt-record generator over real stored records', () => {
+  it('every mutation of one record: refused with a clear error naming it, or restored and working; every other session restores', async () => {
+    const world = await realStore();
+    const pristine = new Map(world.store.records);
+    const healthy = ['A', 'B', 'F'];
+    await fc.assert(
+      fc.asyncProperty(
+        fc.constantFrom('A', 'B', 'F', SYSTEM_RECORD_ID),
+        mutation,
+        async (id, change) => {
+          const store = new MemorySnapshotStore();
+          for (const [key, data] of pristine) store.records.set(key, data);
+          store.records.set(id, mutate(pristine.get(id) as string, change));
+          const errors: unknown[] = [];
+          const b = await boot({ store, dispatcher: world.dispatcher }, 1_000);
+          b.rb.on('error', (event) => errors.push(event.error));
+          await b.advance(0);
+          expect(b.rb.system.getSnapshot().status).toBe('active');
+          const failed = b.report.failed.map((failure) => failure.sessionId);
+          // Only the mutated record may be refused, with a stable code and its name.
+          expect(failed.every((failedId) => failedId === id)).toBe(true);
+          for (const failure of b.report.failed) {
+            expect(['invalid_snapshot', 'snapshot_too_new']).toContain(failure.error.code);
+            expect(failure.error.message).toContain(`"${id}"`);
+          }
+          for (const other of healthy.filter((sessionId) => sessionId !== id))
+            expect(b.report.restored).toContain(other);
+          // Whatever restored is live and answers.
+          for (const sessionId of b.report.restored) {
+            const session = b.rb.session(sessionId);
+            expect(session.view().id).toBe(sessionId);
+            session.message('still there?');
+            session.idle();
+          }
+          await b.advance(0);
+          expect(b.rb.system.getSnapshot().status).toBe('active');
+          expect(errors).toEqual([]);
+          await b.rb.stop();
+        },
+      ),
+      { numRuns: fuzzRuns(400) },
+    );
+  }, 120_000);
+});
