@@ -268,10 +268,11 @@ export function createLoopMachine(env: MachineEnv) {
           updatedAt: at,
         };
       }),
-      scheduleNextRound: assign(({ context, event }) => {
-        const at = eventAt(event, context.updatedAt);
-        return { current: context.current + 1, nextDispatchAt: at + limits.interRoundDelayMs };
-      }),
+      // SPEC §3.4: once a round's summary is in, `current` advances (past `total` after the last).
+      advanceRound: assign(({ context }) => ({ current: context.current + 1 })),
+      scheduleNextRound: assign(({ context, event }) => ({
+        nextDispatchAt: eventAt(event, context.updatedAt) + limits.interRoundDelayMs,
+      })),
       finalizeComplete: assign(({ context, event }) =>
         finalize(context, 'complete', eventAt(event, context.updatedAt), 'completed'),
       ),
@@ -402,6 +403,18 @@ export function createLoopMachine(env: MachineEnv) {
           onDone: { target: 'dispatching.sending' },
           onError: { target: 'finalizing', actions: 'finalizeWorkerError' },
         },
+        // Stopped before a single round ran (a stop in the same tick as the start): there is
+        // nothing to wait for, so either stop ends the loop as cancelled and nothing runs.
+        on: {
+          'loop.request_cancel': {
+            target: 'finalizing',
+            actions: ['requestCancel', 'finalizeCancelled'],
+          },
+          'loop.cancel_now': {
+            target: 'finalizing',
+            actions: ['requestCancel', 'finalizeCancelled', 'cascadeCancel'],
+          },
+        },
       },
       dispatching: {
         initial: 'sending',
@@ -421,9 +434,14 @@ export function createLoopMachine(env: MachineEnv) {
             },
             on: {
               'delay.elapsed': { target: 'sending' },
+              // Between rounds the last summary is in: a stop ends the loop without another round.
+              'loop.request_cancel': {
+                target: '#loop.finalizing',
+                actions: ['requestCancel', 'finalizeCancelled'],
+              },
               'loop.cancel_now': {
                 target: '#loop.finalizing',
-                actions: ['finalizeCancelled', 'cascadeCancel'],
+                actions: ['requestCancel', 'finalizeCancelled', 'cascadeCancel'],
               },
             },
           },
@@ -491,7 +509,7 @@ export function createLoopMachine(env: MachineEnv) {
           'round.timeout': { target: 'finalizing', actions: 'finalizeTimeout' },
           'loop.cancel_now': {
             target: 'finalizing',
-            actions: ['finalizeCancelled', 'cascadeCancel'],
+            actions: ['requestCancel', 'finalizeCancelled', 'cascadeCancel'],
           },
           'loop.request_cancel': { actions: 'requestCancel' },
         },
@@ -506,21 +524,21 @@ export function createLoopMachine(env: MachineEnv) {
             {
               guard: 'wasLastRound',
               target: 'finalizing',
-              actions: ['recordSummary', 'announceRound', 'finalizeComplete'],
+              actions: ['recordSummary', 'announceRound', 'advanceRound', 'finalizeComplete'],
             },
             {
               guard: 'cancelRequested',
               target: 'finalizing',
-              actions: ['recordSummary', 'announceRound', 'finalizeCancelled'],
+              actions: ['recordSummary', 'announceRound', 'advanceRound', 'finalizeCancelled'],
             },
             {
               guard: 'noInterRoundDelay',
               target: 'dispatching.sending',
-              actions: ['recordSummary', 'announceRound', 'scheduleNextRound'],
+              actions: ['recordSummary', 'announceRound', 'advanceRound', 'scheduleNextRound'],
             },
             {
               target: 'dispatching.waiting',
-              actions: ['recordSummary', 'announceRound', 'scheduleNextRound'],
+              actions: ['recordSummary', 'announceRound', 'advanceRound', 'scheduleNextRound'],
             },
           ],
           onError: { target: 'finalizing', actions: 'finalizeWorkerError' },

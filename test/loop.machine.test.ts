@@ -65,7 +65,8 @@ describe('a three-round inherit loop', () => {
     const loop = h.session.view().loop;
     expect(loop).toMatchObject({
       phase: 'complete',
-      current: 3,
+      // SPEC §3.4: `current` advances after each summary, the last one too.
+      current: 4,
       total: 3,
       lastSummary: 'Recommend B.',
       cancelRequested: false,
@@ -240,6 +241,53 @@ describe('cancellation', () => {
       '[loop-progress round 1/3 completed, session=worker-1, duration=3.0s]',
       '[loop-progress loop cancelled]\nRounds: r1:worker-1(3.0s,completed)',
     ]);
+  });
+
+  it.each([
+    ['stopLoop()', {}],
+    ['stopLoop({ now: true })', { now: true }],
+  ])(
+    '%s in the same tick as startLoop ends the loop cancelled before any round runs',
+    async (_label, options) => {
+      const h = await loopHarness();
+      const started = h.session.startLoop('|loop:3| task');
+      h.session.stopLoop(options);
+      await h.settle();
+      await h.advance(10_000);
+      expect(started.ok).toBe(true);
+      expect(h.dispatcher.tasks).toEqual([]);
+      expect(h.session.view().loop).toMatchObject({
+        phase: 'cancelled',
+        cancelRequested: true,
+        rounds: [],
+      });
+      expect(h.notes()).toEqual([
+        '[loop-progress loop started: 3 rounds, inherit mode]',
+        '[loop-progress loop cancelled]\nRounds: none',
+      ]);
+    },
+  );
+
+  it('a stop during the inter-round delay ends the loop without another round', async () => {
+    const h = await loopHarness();
+    h.session.startLoop('|loop:3| task');
+    await h.settle();
+    h.dispatcher.complete(undefined, 'one');
+    await h.settle();
+    expect(h.session.view().loop).toMatchObject({ phase: 'dispatching', current: 2 });
+    h.session.stopLoop();
+    await h.advance(10_000);
+    expect(h.dispatcher.tasks).toHaveLength(1);
+    expect(h.session.view().loop).toMatchObject({ phase: 'cancelled', cancelRequested: true });
+  });
+
+  it('cancelNow while the worker runs records that a cancel was requested', async () => {
+    const h = await loopHarness();
+    h.session.startLoop('|loop:3| task');
+    await h.settle();
+    h.session.stopLoop({ now: true });
+    await h.settle();
+    expect(h.session.view().loop).toMatchObject({ phase: 'cancelled', cancelRequested: true });
   });
 
   it('cancelNow cancels the worker, marks its round cancelled and finalizes at once', async () => {

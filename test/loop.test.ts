@@ -301,7 +301,23 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
       checkLoopRegistration(registry, { originSessionId: 'W2', fingerprint: 'new' }, 2),
     ).toMatchObject({
       ok: false,
-      reason: 'loop tree limit reached: tree root already has 2 loops (limit 2)',
+      reason: 'loop tree limit reached: tree root already has 2 unfinished loops (limit 2)',
+    });
+  });
+
+  it('counts only the unfinished loops of the tree against the cap (the seed concurrency limit)', () => {
+    // The root finished, its child still runs: one loop of the tree is live, so a second fits.
+    const rootFinished = {
+      loops: { ...registry.loops, root: { ...registry.loops.root!, finished: true } },
+    };
+    expect(
+      checkLoopRegistration(rootFinished, { originSessionId: 'W2', fingerprint: 'new' }, 2),
+    ).toEqual({ ok: true, parentLoopId: 'child', rootLoopId: 'root' });
+    expect(
+      checkLoopRegistration(rootFinished, { originSessionId: 'W2', fingerprint: 'new' }, 1),
+    ).toMatchObject({
+      ok: false,
+      reason: 'loop tree limit reached: tree root already has 1 unfinished loops (limit 1)',
     });
   });
 

@@ -25,8 +25,12 @@ export function roundCompletedNote(
   return `${LOOP_PROGRESS_MARKER} round ${round}/${total} completed, session=${workerSessionId}, duration=${formatDuration(durationMs)}]`;
 }
 
-/** `Rounds: r1:abc123(12.5s,completed), r2:def456(10.2s,completed)` */
+/**
+ * `Rounds: r1:abc123(12.5s,completed), r2:def456(10.2s,completed)`; `Rounds: none` for a
+ * loop stopped before its first round.
+ */
 export function roundsLine(rounds: readonly RoundRecord[]): string {
+  if (rounds.length === 0) return 'Rounds: none';
   const items = rounds.map(
     (record) =>
       `r${record.round}:${record.workerSessionId}(${formatDuration(record.durationMs)},${record.status})`,

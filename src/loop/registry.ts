@@ -31,7 +31,7 @@ export type LoopRegistrationCheck =
  * Decides whether a new loop may start in `originSessionId` (SPEC §3.4). Refused when the
  * session already has a loop that is not finished; when the prompt's fingerprint equals an
  * ancestor's (the session is a worker of an unfinished loop, which makes the new loop its
- * child); or when the loop tree would exceed `maxTreeLoops`.
+ * child); or when the loop tree would have more than `maxTreeLoops` unfinished loops.
  */
 export function checkLoopRegistration(
   registry: LoopRegistry,
@@ -57,7 +57,7 @@ export function checkLoopRegistration(
     ancestorId !== undefined && !seen.has(ancestorId);
   ) {
     seen.add(ancestorId);
-    const ancestor: LoopRegistration | undefined = registry.loops[ancestorId];
+    const ancestor = registrationOf(registry, ancestorId);
     if (!ancestor) break;
     if (ancestor.fingerprint === request.fingerprint) {
       return {
@@ -67,14 +67,15 @@ export function checkLoopRegistration(
     }
     ancestorId = ancestor.parentLoopId;
   }
-  const rootLoopId = registry.loops[parentLoopId]?.rootLoopId ?? parentLoopId;
-  const treeSize = Object.values(registry.loops).filter(
-    (loop) => loop.rootLoopId === rootLoopId,
+  const rootLoopId = registrationOf(registry, parentLoopId)?.rootLoopId ?? parentLoopId;
+  // The seed's concurrency limit: loops of the tree still running, not every loop it ever ran.
+  const running = Object.values(registry.loops).filter(
+    (loop) => loop.rootLoopId === rootLoopId && !loop.finished,
   ).length;
-  if (treeSize + 1 > maxTreeLoops) {
+  if (running + 1 > maxTreeLoops) {
     return {
       ok: false,
-      reason: `loop tree limit reached: tree ${rootLoopId} already has ${treeSize} loops (limit ${maxTreeLoops})`,
+      reason: `loop tree limit reached: tree ${rootLoopId} already has ${running} unfinished loops (limit ${maxTreeLoops})`,
     };
   }
   return { ok: true, parentLoopId, rootLoopId };
@@ -82,7 +83,7 @@ export function checkLoopRegistration(
 
 /** The registry with a loop marked finished, and its whole tree dropped once every loop in it has finished. */
 export function finishLoop(registry: LoopRegistry, loopId: string): LoopRegistry {
-  const loop = registry.loops[loopId];
+  const loop = registrationOf(registry, loopId);
   if (!loop) return registry;
   const loops = { ...registry.loops, [loopId]: { ...loop, finished: true } };
   const tree = Object.entries(loops).filter(([, entry]) => entry.rootLoopId === loop.rootLoopId);
@@ -96,7 +97,7 @@ export function addWorkerSession(
   loopId: string,
   workerSessionId: string,
 ): LoopRegistry {
-  const loop = registry.loops[loopId];
+  const loop = registrationOf(registry, loopId);
   if (!loop || loop.workerSessionIds.includes(workerSessionId)) return registry;
   return {
     loops: {
@@ -104,4 +105,12 @@ export function addWorkerSession(
       [loopId]: { ...loop, workerSessionIds: [...loop.workerSessionIds, workerSessionId] },
     },
   };
+}
+
+/** The registration of `loopId`, looked up as an own key (a stored id is never trusted). */
+export function registrationOf(
+  registry: LoopRegistry,
+  loopId: string,
+): LoopRegistration | undefined {
+  return Object.hasOwn(registry.loops, loopId) ? registry.loops[loopId] : undefined;
 }

@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import { loopStateOf } from '../../../machines/loop.machine.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import type { LoopContext } from '../../loop/machine-types.js';
-import type { LoopState } from '../../loop/types.js';
+import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import { topStateOf } from '../../state-value.js';
@@ -76,9 +76,7 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
             ? { waiting: snapshot.context.waitingReason.kind }
             : {}),
           functions,
-          ...(loop
-            ? { loop: { id: loop.id, phase: loop.phase, round: `${loop.current}/${loop.total}` } }
-            : {}),
+          ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
         });
       } catch (error) {
         if (!isRoleboxError(error)) throw error;
@@ -140,4 +138,13 @@ export async function runStatusCommand(
   );
   if (rows.some((row) => row.functions.some((fn) => !fn.live))) output.out('(* no longer live)');
   return 0;
+}
+
+/**
+ * `2/3`: the round in progress of a running loop; of a finished one, the last round it
+ * started (its `current` has moved past it).
+ */
+function roundLabel(loop: LoopState): string {
+  const round = isTerminalLoopPhase(loop.phase) ? loop.rounds.length : loop.current;
+  return `${round}/${loop.total}`;
 }
