@@ -140,7 +140,11 @@ export class Rolebox {
   readonly #handlers = new Map<string, Set<(event: HostEvent) => void>>();
   /** Host events caught while a command runs; delivered once it has been fully processed. */
   readonly #captures: HostEvent[][] = [];
-  #state: 'created' | 'started' | 'stopped' = 'created';
+  /** Ids whose stored record is being read by an `openSession` in flight. */
+  readonly #opening = new Set<string>();
+  #state: 'created' | 'started' | 'halted' | 'stopped' = 'created';
+  /** Why the rolebox halted: the first save that failed (SPEC §6). */
+  #failure: RoleboxError | undefined;
   readonly #sessionHost: SessionHost;
   readonly #pipeline: Pipeline | undefined;
   #disconnectPipeline: (() => void) | undefined;
@@ -221,7 +225,7 @@ export class Rolebox {
           systemSnapshot: () => ({
             context: { loopRegistry: this.system.getSnapshot().context.loopRegistry },
           }),
-          onError: (error) => this.#deliver([{ type: 'error', error }]),
+          onError: (error, sessionIds) => this.#halt(error, sessionIds),
         })
       : undefined;
     this.#sessionHost = {
@@ -394,7 +398,31 @@ export class Rolebox {
    * debounce window). Resolves when the store has them; a no-op without a store.
    */
   async flush(): Promise<void> {
+    if (this.#failure) throw this.#failure;
     await this.#persister?.flush();
+  }
+
+  /**
+   * A save failed: nothing may run ahead of what is stored (SPEC §6), so the rolebox stops
+   * driving sessions at once: the actor system stops (no further round is dispatched, no
+   * timer fires), no further save is tried, and every later call throws `store_failed`.
+   * A worker already running keeps running; a new rolebox on a working store picks its
+   * result up (restart reconciliation). Reported once, as an `error` host event.
+   */
+  #halt(cause: Error, sessionIds: readonly string[]): void {
+    if (this.#state !== 'started') return;
+    const what = sessionIds.length > 0 ? `session(s) ${sessionIds.join(', ')}` : 'its changes';
+    const failure = new RoleboxError(
+      'store_failed',
+      `the snapshot store could not save ${what}: ${cause.message}; rolebox stopped driving sessions so that nothing runs ahead of what is stored`,
+      { sessionIds: [...sessionIds], cause: cause.message },
+    );
+    this.#failure = failure;
+    this.#state = 'halted';
+    this.#persister?.dispose();
+    this.#actor?.stop();
+    this.#dispatcher?.close?.();
+    this.#deliver([{ type: 'error', error: failure }]);
   }
 
   /**
@@ -430,12 +458,21 @@ export class Rolebox {
         },
       );
     }
-    if (this.#isLive(id))
+    if (this.#isLive(id) || this.#opening.has(id))
       throw new RoleboxError('duplicate_session', `session ${describeValue(id)} is already open`, {
         id,
       });
     if (options.id !== undefined && this.#store) {
-      const stored = await this.#store.load(id);
+      // Reading the store takes a tick: a second open of the same id meanwhile is refused
+      // above instead of both resolving to one session.
+      this.#opening.add(id);
+      let stored: string | undefined;
+      try {
+        stored = await this.#store.load(id);
+      } finally {
+        this.#opening.delete(id);
+      }
+      this.#requireStarted();
       if (stored !== undefined) return this.#restoreSession(id, stored);
     }
     this.#dispatch({
@@ -510,17 +547,20 @@ export class Rolebox {
    * running). The rolebox cannot be started again; the store stays open (it is the host's).
    */
   async stop(): Promise<void> {
-    if (this.#state === 'started') {
+    if (this.#state === 'started' || this.#state === 'halted') {
       if (this.#pipeline) {
         // The runs in progress may still drive sessions: let them finish first.
         await this.#pipeline.stop();
         this.#disconnectPipeline?.();
       }
-      try {
-        await this.#persister?.flush();
-      } finally {
-        this.#persister?.dispose();
-        this.#actor?.stop();
+      // A halted rolebox has nothing it could still write.
+      if (this.#state === 'started') {
+        try {
+          await this.#persister?.flush();
+        } finally {
+          this.#persister?.dispose();
+          this.#actor?.stop();
+        }
       }
     }
     this.#dispatcher?.close?.();
@@ -569,6 +609,7 @@ export class Rolebox {
   }
 
   #requireStarted(): void {
+    if (this.#failure) throw this.#failure;
     if (this.#state === 'created')
       throw new RoleboxError('not_started', 'call await rb.start() before using the rolebox');
     if (this.#state === 'stopped')

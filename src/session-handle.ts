@@ -109,6 +109,8 @@ export interface SessionHost {
 }
 
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
+/** An agent name: printable, no control characters, not blank. */
+const AGENT_NAME = /^(?=.*\S)[^\p{Cc}]{1,128}$/u;
 
 /**
  * The host's handle on one live session. Every method validates its input and either
@@ -342,10 +344,11 @@ export class SessionHandle {
   startLoop(text: string, options: { readonly agent?: string } = {}): StartLoopResult {
     const command = parseLoopCommand(text, this.#host.limits);
     const agent = options.agent ?? 'default';
-    if (typeof agent !== 'string' || agent === '') {
+    // The agent reaches the worker's environment (ROLEBOX_AGENT): no control characters.
+    if (typeof agent !== 'string' || !AGENT_NAME.test(agent)) {
       throw new RoleboxError(
         'invalid_argument',
-        `loop agent must be a non-empty string, got ${describeValue(agent)}`,
+        `loop agent must be 1-128 printable characters (no control characters such as NUL or newline), got ${describeValue(agent)}`,
         { agent },
       );
     }

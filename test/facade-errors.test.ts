@@ -1,5 +1,10 @@
 import { describe, expect, it } from 'vitest';
-import { createRolebox, type ErrorCode, type SessionHandle } from '../src/index.js';
+import {
+  createRolebox,
+  type ErrorCode,
+  MemorySnapshotStore,
+  type SessionHandle,
+} from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { startWith } from './support/rolebox.js';
 
@@ -125,6 +130,24 @@ const cases: Case[] = [
     'invalid_argument',
     '{"text":"hi"}',
   ],
+  [
+    'a loop agent with a NUL byte (it would reach the worker environment)',
+    (s) => s.startLoop('|loop:2| x', { agent: 'a\0b' }),
+    'invalid_argument',
+    '"a\\u0000b"',
+  ],
+  [
+    'a loop agent with a newline',
+    (s) => s.startLoop('|loop:2| x', { agent: 'a\nb' }),
+    'invalid_argument',
+    '"a\\nb"',
+  ],
+  [
+    'a blank loop agent',
+    (s) => s.startLoop('|loop:2| x', { agent: '   ' }),
+    'invalid_argument',
+    '"   "',
+  ],
 ];
 
 describe('bad input to a session is refused and changes nothing', () => {
@@ -154,6 +177,21 @@ describe('bad input to the rolebox', () => {
     expect(errorOf(() => session.view()).code).toBe('unknown_session');
     expect(errorOf(() => session.signal({ type: 'answer' })).code).toBe('unknown_session');
     expect(rb.sessions()).toEqual([]);
+  });
+
+  it('two concurrent opens of one new id: one session, the second refused', async () => {
+    const rb = createRolebox({ store: new MemorySnapshotStore() });
+    await rb.start();
+    const results = await Promise.allSettled([
+      rb.openSession({ id: 'ticket-42' }),
+      rb.openSession({ id: 'ticket-42' }),
+    ]);
+    expect(results.map((result) => result.status)).toEqual(['fulfilled', 'rejected']);
+    const refused = (results[1] as PromiseRejectedResult).reason;
+    expect(refused).toMatchObject({ code: 'duplicate_session' });
+    expect(refused.message).toContain('"ticket-42"');
+    expect(rb.sessions()).toEqual(['ticket-42']);
+    await rb.stop();
   });
 
   it.each([

@@ -3,6 +3,7 @@ import {
   createRolebox,
   decodeEnvelope,
   MemorySnapshotStore,
+  type RoleboxError,
   type SessionHandle,
   SYSTEM_RECORD_ID,
 } from '../src/index.js';
@@ -49,28 +50,45 @@ describe('incremental persistence', () => {
     expect(envelope).toMatchObject({ format: 'rolebox.snapshot', sessionId: 'kept', savedAt: 0 });
   });
 
-  it('a failed save is reported and retried, nothing lost', async () => {
+  it('a failed save halts the rolebox: reported once, every later call refused, no further work', async () => {
     const store = new MemorySnapshotStore();
-    let failNext = true;
-    const save = store.save.bind(store);
-    store.save = async (records) => {
-      if (failNext) {
-        failNext = false;
-        throw new Error('disk full');
-      }
-      return save(records);
-    };
-    const a = await boot({ store });
-    await a.rb.openSession({ id: 'S' });
+    const dispatcher = new ScriptedDispatcher();
+    const a = await boot({ store, dispatcher });
+    const session = await a.rb.openSession({ id: 'S' });
+    session.startLoop('|loop:3| survey');
+    await a.advance(0);
     await a.advance(200);
-    expect(
-      a.events
-        .filter((event) => event.type === 'error')
-        .map((event) => (event as { error: Error }).error.message),
-    ).toEqual(['disk full']);
-    expect(store.records.has('S')).toBe(false);
-    await a.rb.flush();
     expect(store.records.has('S')).toBe(true);
+    const saved = store.records.get('S');
+    store.save = async () => {
+      throw new Error('disk full');
+    };
+    dispatcher.complete(undefined, 'round one');
+    await a.advance(200);
+    const errors = a.events.filter((event) => event.type === 'error');
+    expect(errors).toHaveLength(1);
+    const failure = (errors[0] as unknown as { error: RoleboxError }).error;
+    expect(failure.code).toBe('store_failed');
+    expect(failure.message).toContain('could not save session(s) S: disk full');
+    // Nothing runs ahead of the store: the next round is never dispatched.
+    await a.advance(10_000);
+    expect(dispatcher.tasks).toHaveLength(1);
+    expect(errorOf(() => session.view()).code).toBe('store_failed');
+    expect((await rejectionOf(() => a.rb.openSession({ id: 'T' }))).code).toBe('store_failed');
+    expect((await rejectionOf(() => a.rb.flush())).code).toBe('store_failed');
+    expect(store.records.get('S')).toBe(saved);
+    await a.rb.stop();
+    // A new process on a working store goes on from what was saved: the round's result is
+    // read from the dispatcher and the loop advances.
+    delete (store as { save?: unknown }).save;
+    const b = await boot({ store, dispatcher }, 1_000);
+    expect(b.report.restored).toEqual(['S']);
+    await b.advance(0);
+    await b.advance(2_000);
+    expect(dispatcher.tasks).toHaveLength(2);
+    expect(b.notes()).toEqual([
+      '[loop-progress round 1/3 completed, session=worker-1, duration=1.0s]',
+    ]);
   });
 });
 

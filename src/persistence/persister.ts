@@ -14,8 +14,11 @@ export interface PersisterHost {
   sessionSnapshot(sessionId: string): unknown;
   /** The persisted state of the system actor itself (without its sessions). */
   systemSnapshot(): unknown;
-  /** Called when a save fails (the changes stay pending and are retried). */
-  onError(error: Error): void;
+  /**
+   * Called when a save fails, with the records it was writing (the changes stay pending;
+   * the rolebox halts on it, SPEC §6).
+   */
+  onError(error: Error, recordIds: readonly string[]): void;
 }
 
 interface ActorLike {
@@ -129,7 +132,10 @@ export class Persister {
       // Nothing is lost: the records stay dirty and the next flush retries them.
       for (const id of dirty) if (!this.#deleted.has(id)) this.#dirty.add(id);
       for (const id of deleted) if (!this.#dirty.has(id)) this.#deleted.add(id);
-      this.#host.onError(error instanceof Error ? error : new Error(String(error)));
+      this.#host.onError(
+        error instanceof Error ? error : new Error(String(error)),
+        [...dirty, ...deleted].filter((id) => id !== SYSTEM_RECORD_ID),
+      );
       throw error;
     }
   }

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { describeValue, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
@@ -44,6 +45,14 @@ export async function runResumeCommand(
   options: RunOptions & { worker?: string },
   output: Output,
 ): Promise<number> {
+  // A mistyped --store must not quietly create an empty database and report nothing to do.
+  if (!existsSync(options.store)) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `no store at ${describeValue(options.store)}: nothing to resume (rolebox loop creates it; pass --store <file> for another one)`,
+      { store: options.store },
+    );
+  }
   const recorded = await recordedRun(options.store);
   const worker = options.worker ?? recorded.worker;
   if (!worker) {
