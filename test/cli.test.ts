@@ -328,13 +328,14 @@ describe('rolebox inspect and demo', () => {
   it('loop --inspect streams to a running inspector, or starts one and prints its URL', async () => {
     const inspector = startCli(['inspect', '--port', '0'], { cwd: dir });
     running.push(inspector);
+    const pageUrl = new URL((await inspector.line(/^inspector: /)).slice('inspector: '.length));
     const wsUrl = /apps stream to (ws:\/\/\S+)/.exec(
       await inspector.line(/apps stream to ws:/),
     )?.[1] as string;
     const streamed = await cli('loop', '|loop:1| watched', '--worker', 'cat', '--inspect', wsUrl);
     expect(streamed.code).toBe(0);
     expect(streamed.stderr).toContain(`streaming to the inspector at ${wsUrl}`);
-    const page = new WebSocket(`${wsUrl}/ui`);
+    const page = new WebSocket(`${wsUrl}/ui${pageUrl.search}`);
     const init = await new Promise<{ actors: { name: string }[] }>((resolve) =>
       page.once('message', (data) => resolve(JSON.parse(String(data)))),
     );
@@ -349,13 +350,14 @@ describe('rolebox inspect and demo', () => {
 
     const own = await cli('loop', '|loop:1| watched', '--worker', 'cat', '--inspect');
     expect(own.code).toBe(0);
-    expect(own.stderr).toMatch(/^inspector: http:\/\/127\.0\.0\.1:\d+\/$/m);
+    expect(own.stderr).toMatch(/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32}$/m);
   });
 
   it('demo prints the URL of a page that shows its actors, and stops on Ctrl-C', async () => {
     const child = startCli(['demo', '--port', '0', '--round-seconds', '0'], { cwd: dir });
     running.push(child);
     const url = (await child.line(/^inspector: /)).slice('inspector: '.length);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32}$/);
     expect((await fetch(url)).status).toBe(200);
     await child.line(/» writer: loop loop_\w+ complete/);
     child.process.kill('SIGINT');

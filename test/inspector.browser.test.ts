@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
@@ -45,7 +47,7 @@ describe('the inspector page in a real browser, on a running demo', () => {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     const foreign: string[] = [];
     page.on('request', (request) => {
-      if (!request.url().startsWith(url.replace(/\/$/, '')) && !request.url().startsWith('ws://'))
+      if (!request.url().startsWith(new URL(url).origin) && !request.url().startsWith('ws://'))
         foreign.push(request.url());
     });
     const errors: string[] = [];
@@ -112,5 +114,45 @@ describe('the inspector page in a real browser, on a running demo', () => {
     expect(existsSync(join(OUTPUT, 'inspector-demo.png'))).toBe(true);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
+  });
+
+  it('lets no other web page drive the demo: its origin is refused, with the token or without', async () => {
+    const { host, search } = new URL(url);
+    // Another page on this machine, as any site the user opens would be.
+    const elsewhere = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<title>elsewhere</title>'),
+    );
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/`);
+      const tryOpen = (target: string) =>
+        page.evaluate(
+          (target) =>
+            new Promise<string>((resolve) => {
+              const socket = new WebSocket(target);
+              socket.onopen = () => resolve('open');
+              socket.onclose = () => resolve('refused');
+            }),
+          target,
+        );
+      expect(await tryOpen(`ws://${host}/ui${search}`)).toBe('refused');
+      expect(await tryOpen(`ws://${host}/ui`)).toBe('refused');
+      // Nor can it pose as an app and inject actors.
+      expect(await tryOpen(`ws://${host}/`)).toBe('refused');
+      await demo.line(/» inspector: refused a connection: app from browser origin/);
+
+      // The inspector's own page without its token says what to open.
+      await page.goto(new URL('/', url).href);
+      await page
+        .locator('#connection', { hasText: 'no token: open the URL the inspector printed' })
+        .waitFor();
+      await page.goto(new URL('/?token=not-the-token', url).href);
+      await page.locator('#connection', { hasText: 'refused or not running' }).waitFor();
+      expect(await page.locator('[data-actor]').count()).toBe(0);
+      await page.close();
+    } finally {
+      elsewhere.close();
+    }
   });
 });
