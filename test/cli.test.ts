@@ -92,6 +92,11 @@ describe('bad arguments: a message naming the culprit, exit 2, nothing written',
       /rolebox: option '--port <port>' argument 'abc' is invalid/,
     ],
     [
+      'an app origin that is not an origin',
+      ['inspect', '--port', '0', '--app-origin', 'localhost:5173'],
+      /rolebox: inspector option appOrigins must list origins like http:\/\/localhost:5173, got "localhost:5173" \[invalid_argument\]/,
+    ],
+    [
       'status of a store that does not exist',
       ['status', '--store', 'nowhere.db'],
       /rolebox: no store at "nowhere.db" \[invalid_argument\]/,
@@ -321,6 +326,29 @@ describe('rolebox inspect and demo', () => {
     const page = await fetch(url);
     expect(page.status).toBe(200);
     expect(await page.text()).toContain('<script');
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+  });
+
+  it('inspect lets in browser apps only from --app-origin, and says what it refused', async () => {
+    const child = startCli(['inspect', '--port', '0', '--app-origin', 'http://localhost:5173'], {
+      cwd: dir,
+    });
+    running.push(child);
+    const wsUrl = /apps stream to (ws:\/\/\S+)/.exec(
+      await child.line(/apps stream to ws:/),
+    )?.[1] as string;
+    const opens = (origin: string) =>
+      new Promise<boolean>((resolve) => {
+        const socket = new WebSocket(wsUrl, { origin });
+        socket.once('open', () => resolve(true)).once('error', () => resolve(false));
+        socket.once('open', () => socket.close());
+      });
+    expect(await opens('http://localhost:5173')).toBe(true);
+    expect(await opens('https://evil.example')).toBe(false);
+    await child.line(
+      /^» refused a connection: app from browser origin "https:\/\/evil\.example" \(allow it with appOrigins\)$/,
+    );
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(0);
   });
