@@ -116,6 +116,42 @@ describe('the inspector page in a real browser, on a running demo', () => {
     expect(errors).toEqual([]);
   });
 
+  it('tells two apps with the same names apart: a click reaches only the app that owns the actor', async () => {
+    // A second demo streaming to the first one's inspector: the same session and function names.
+    const second = startCli(
+      ['demo', '--inspect', `ws://${new URL(url).host}`, '--round-seconds', '5'],
+      {
+        cwd: dir,
+      },
+    );
+    try {
+      await second.line(/^streaming to the inspector at ws:/);
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      await page.goto(url);
+      const theirs = page.locator('[data-app="2"][data-actor="fn:approval:awaiting-approval"]');
+      await theirs.waitFor();
+      expect(await page.locator('#tree .app').allTextContents()).toEqual([
+        expect.stringMatching(/^app 1 · rolebox demo \(pid \d+\)$/),
+        expect.stringMatching(/^app 2 · rolebox demo \(pid \d+\)$/),
+      ]);
+      await theirs.click();
+      await page
+        .locator('#chart .state-node[data-state-key="gated"][data-active="true"]')
+        .waitFor();
+      await page.locator('#signal-buttons button[data-send="answer"]').click();
+      await page.locator('#command-status', { hasText: 'sent' }).waitFor();
+      await second.line(/from the inspector → fn:approval:awaiting-approval/);
+      await second.line(/approval: awaiting-approval complete/);
+      // The first demo got only the click of the first test, none of this one.
+      expect(demo.stderr().match(/from the inspector → /g)).toHaveLength(1);
+      await page.screenshot({ path: join(OUTPUT, 'inspector-two-apps.png'), fullPage: true });
+      await page.close();
+    } finally {
+      second.process.kill('SIGINT');
+      await second.exited;
+    }
+  });
+
   it('lets no other web page drive the demo: its origin is refused, with the token or without', async () => {
     const { host, search } = new URL(url);
     // Another page on this machine, as any site the user opens would be.

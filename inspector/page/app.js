@@ -465,7 +465,9 @@ function actorName(app, sessionId) {
 function logRow(entry) {
   const row = document.createElement('tr');
   const time = new Date(entry.at).toISOString().slice(11, 23);
-  const route = `${entry.sourceId ? actorName(entry.app, entry.sourceId) : 'host'} → ${actorName(entry.app, entry.sessionId)}`;
+  const within = `${entry.sourceId ? actorName(entry.app, entry.sourceId) : 'host'} → ${actorName(entry.app, entry.sessionId)}`;
+  // Several apps may use the same names: then each row says whose it is.
+  const route = apps.size > 1 ? `app ${entry.app} · ${within}` : within;
   for (const text of [time, route, entry.type]) {
     const cell = document.createElement('td');
     cell.textContent = text;
