@@ -57,6 +57,10 @@ function targetId(target: unknown): string | undefined {
   return typeof id === 'string' ? id : undefined;
 }
 
+function isPlainObject(value: unknown): boolean {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
 /** A guard as the definition gives it: its name, or `{ type }`. */
 function guardName(guard: unknown): string | undefined {
   if (typeof guard === 'string') return guard;
@@ -68,17 +72,29 @@ function guardName(guard: unknown): string | undefined {
  * Turns the machine config an app reported (as JSON) into a chart. The config is rebuilt
  * into a machine by XState itself, so targets (`'.error'`, `'#loop.finalizing'`, siblings)
  * resolve exactly as they do at run time; its functions are gone, so guards and actions
- * are only names. Returns undefined for anything that is not a machine config.
+ * are only names. Returns undefined for anything that is not a machine config, or that
+ * XState cannot build (an app may send anything as its definition).
  */
 export function chartFromConfig(configJson: string | undefined): Chart | undefined {
   if (!configJson) return undefined;
+  try {
+    return buildChart(configJson);
+  } catch {
+    // A config XState accepts at first may still throw while its nodes are walked (an
+    // initial state that does not exist, a target that resolves nowhere).
+    return undefined;
+  }
+}
+
+function buildChart(configJson: string): Chart | undefined {
   let root: ChartSource;
   try {
     const config = JSON.parse(configJson) as Record<string, unknown>;
     if (
       typeof config !== 'object' ||
       config === null ||
-      (!config.states && !config.on && !config.initial)
+      (!config.states && !config.on && !config.initial) ||
+      (config.states !== undefined && !isPlainObject(config.states))
     )
       return undefined;
     root = createMachine(config as never).root as unknown as ChartSource;

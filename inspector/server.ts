@@ -1,43 +1,113 @@
+import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
-import { createServer, type IncomingMessage, type Server, type ServerResponse } from 'node:http';
+import {
+  createServer,
+  type IncomingMessage,
+  type Server,
+  type ServerResponse,
+  STATUS_CODES,
+} from 'node:http';
 import { createRequire } from 'node:module';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
+import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
-import { type WebSocket, WebSocketServer } from 'ws';
+import { type RawData, type WebSocket, WebSocketServer } from 'ws';
+import { describeValue, RoleboxError } from '../src/errors.js';
+import { type Clock, realClock, type TimerHandle } from '../src/ports/clock.js';
 import { RUNTIME_EVENT_TYPES } from '../src/session/runtime-event-schema.js';
 import { SIGNAL_TYPES } from '../src/signal/catalogue.js';
 import { type Chart, chartFromConfig } from './chart.js';
+import { nestsDeeperThan, parseClientJson, Queue } from './json-guard.js';
 
 /** What the page's controls offer for rolebox actors: the agent signals and the session's runtime events. */
-const PAGE_CATALOGUE = { signals: SIGNAL_TYPES, runtimeEvents: RUNTIME_EVENT_TYPES };
+const PAGE_CATALOGUE_JSON = JSON.stringify({
+  signals: SIGNAL_TYPES,
+  runtimeEvents: RUNTIME_EVENT_TYPES,
+});
+
+/** The defaults of {@link InspectorServerOptions}' bounds (documented in the README). */
+export const INSPECTOR_DEFAULTS = {
+  historyLimit: 2_000,
+  actorLimit: 10_000,
+  maxKeptBytes: 64 * 1024 * 1024,
+  maxFrameBytes: 16 * 1024 * 1024,
+  maxDepth: 64,
+  pageBufferBytes: 8 * 1024 * 1024,
+  commandTimeoutMs: 30_000,
+  maxPendingCommands: 256,
+} as const;
+
+/** The largest frame a page may send: its commands are small. */
+const PAGE_FRAME_BYTES = 1024 * 1024;
+/** What a kept record costs besides its JSON text (ids, maps, object headers), roughly. */
+const ACTOR_OVERHEAD_BYTES = 256;
+const EVENT_OVERHEAD_BYTES = 64;
+const MAX_ID_LENGTH = 256;
+const MAX_NAME_LENGTH = 1024;
+
+/** One app connection, as the inspector tells apps apart. */
+export interface InspectedApp {
+  /** The server's number for the connection (`app 1`); commands are routed by it. */
+  readonly id: number;
+  /** What the app called itself in its `rolebox.app` hello, if it sent one. */
+  readonly name?: string;
+  readonly pid?: number;
+  /** Whether the app said it takes commands (rolebox apps do; plain XState apps do not). */
+  readonly rolebox: boolean;
+  readonly connected: boolean;
+}
 
 /** What the inspector knows of one actor. */
 export interface InspectedActor {
-  /** XState's session id of the actor (unique per run). */
+  /** The actor's key in the inspector: `<app>/<sessionId>` (two apps never collide). */
+  readonly id: string;
+  /** The app connection that reported it; commands go to that app only. */
+  readonly app: number;
+  /** XState's session id of the actor (unique within its app). */
   readonly sessionId: string;
   /** Its id in its parent (for rolebox actors, its systemId: `session:S`, `fn:S:name`, `loop:…`). */
   readonly name: string;
+  /** The session ids (in the same app) of its parent and of its root. */
   readonly parentId?: string;
   readonly rootId?: string;
   /** The statechart to draw, when the actor is a state machine. */
   readonly chart?: Chart;
   /** The latest snapshot (plain JSON). */
-  snapshot: unknown;
+  readonly snapshot: unknown;
   readonly createdAt: number;
-  /** Which app connection reported it (commands go back there). */
-  readonly connection: number;
+  /** Its app has disconnected: shown, but commands to it are refused. */
+  readonly gone: boolean;
 }
 
 /** One event in the log. */
 export interface InspectedEvent {
   readonly at: number;
-  /** The actor it was sent to, and the one that sent it, when known. */
+  readonly app: number;
+  /** The actor it was sent to, and the one that sent it, when known (session ids in `app`). */
   readonly sessionId: string;
   readonly sourceId?: string;
   readonly type: string;
   readonly event: unknown;
+}
+
+/** What the server counts (see {@link InspectorServer.stats}). */
+export interface InspectorStats {
+  /** Frames received from apps. */
+  readonly frames: number;
+  /** Frames dropped (malformed, hostile, or over a bound), each with a logged reason. */
+  readonly dropped: number;
+  /** Connections refused at the handshake (foreign Origin, missing or wrong token). */
+  readonly refused: number;
+  /** Bytes of JSON kept (snapshots, charts, events, plus a small overhead per record). */
+  readonly keptBytes: number;
+  /** The most `keptBytes` ever was. */
+  readonly peakKeptBytes: number;
+  /** Commands sent to apps and not answered yet. */
+  readonly pendingCommands: number;
+  /** Pages connected now. */
+  readonly pages: number;
 }
 
 /** Options of {@link startInspectorServer}. */
@@ -46,27 +116,66 @@ export interface InspectorServerOptions {
   readonly port?: number;
   /** Interface to listen on (default `127.0.0.1`). */
   readonly host?: string;
+  /**
+   * The page's secret: a page must connect with it (`/ui?token=…`). Default: 32 random
+   * URL-safe characters per run. 16 to 256 characters of `A-Z a-z 0-9 _ -`.
+   */
+  readonly token?: string;
+  /**
+   * Browser origins allowed to stream to the app socket (e.g. `http://localhost:5173` for
+   * an app served by Vite). Apps that send no Origin (Node) are always allowed; any other
+   * Origin is refused, so a web page cannot inject actors. Default: none.
+   */
+  readonly appOrigins?: readonly string[];
   /** Most events kept in the log (default 2 000). */
   readonly historyLimit?: number;
-  /** Most actors kept (default 10 000; the oldest go first). */
+  /**
+   * Most actors kept (default 10 000). At the limit, actors that finished or whose app
+   * disconnected are forgotten first (oldest first); a live actor is never evicted, and a
+   * new one is dropped instead.
+   */
   readonly actorLimit?: number;
-  /** Where dropped frames and errors are reported (default: console.warn). */
+  /**
+   * Bytes of JSON kept for snapshots, charts and events (default 64 MiB). Over it, the
+   * oldest events go first, then actors that finished or whose app disconnected; a frame
+   * that still does not fit is dropped.
+   */
+  readonly maxKeptBytes?: number;
+  /** Largest frame an app may send (default 16 MiB); a bigger one closes its connection. */
+  readonly maxFrameBytes?: number;
+  /** Deepest nesting of a frame or a definition (default 64); deeper ones are dropped. */
+  readonly maxDepth?: number;
+  /**
+   * Bytes that may wait unsent for a page that does not read (default 8 MiB, on top of
+   * its first message). Over it the page is disconnected; it reconnects and starts afresh.
+   */
+  readonly pageBufferBytes?: number;
+  /** How long a command waits for its app's answer (default 30 000 ms); then the page is told. */
+  readonly commandTimeoutMs?: number;
+  /** Most commands waiting for an answer (default 256); over it the oldest expires. */
+  readonly maxPendingCommands?: number;
+  /** Where time and timers come from (default: the real clock). */
+  readonly clock?: Clock;
+  /** Where dropped frames, refused connections and errors are reported (default: console.warn). */
   readonly log?: (message: string) => void;
 }
 
 /** A running inspector server. */
 export interface InspectorServer {
-  /** The page to open (`http://127.0.0.1:7070/`). */
+  /** The page to open, with its token (`http://127.0.0.1:7070/?token=…`). */
   readonly url: string;
   /** Where apps stream to (`ws://127.0.0.1:7070`): pass it to `createRolebox({ inspect: { url } })`. */
   readonly wsUrl: string;
   readonly port: number;
-  /** The actors seen so far. */
+  /** The page's per-run token (also in `url`). */
+  readonly token: string;
+  /** The app connections that still have actors, or are connected. */
+  apps(): InspectedApp[];
+  /** The actors kept. */
   actors(): InspectedActor[];
   /** The events in the log, oldest first. */
   events(): InspectedEvent[];
-  /** Frames received and dropped (malformed). */
-  stats(): { frames: number; dropped: number };
+  stats(): InspectorStats;
   stop(): Promise<void>;
 }
 
@@ -85,205 +194,709 @@ const STATIC: Readonly<Record<string, { file: string; type: string }>> = {
   '/vendor/elk.bundled.js': { file: ELK_BUNDLE, type: 'text/javascript; charset=utf-8' },
 };
 
+interface App {
+  readonly id: number;
+  socket: WebSocket | undefined;
+  name?: string;
+  pid?: number;
+  rolebox: boolean;
+  readonly actorIds: Set<string>;
+}
+
+interface KeptActor {
+  readonly id: string;
+  readonly app: App;
+  readonly sessionId: string;
+  readonly name: string;
+  /** The public actor as JSON, without its snapshot and without the closing brace. */
+  readonly meta: string;
+  readonly metaBytes: number;
+  snapshot: string;
+  snapshotBytes: number;
+}
+
+interface KeptEvent {
+  readonly json: string;
+  readonly bytes: number;
+}
+
+interface Page {
+  readonly id: number;
+  readonly socket: WebSocket;
+  /** Bytes that may wait unsent before the page counts as not reading. */
+  allowance: number;
+}
+
+interface PendingCommand {
+  readonly page: Page;
+  /** The page's own id for the command, echoed back (pages pick theirs; they may clash). */
+  readonly pageRequestId: string | number;
+  readonly app: App;
+  readonly timer: TimerHandle;
+}
+
+type Frame = Record<string, unknown>;
+
 /**
  * Starts rolebox's offline inspector: a local HTTP server for the page (every script and
  * style served from here, no internet needed) and a WebSocket endpoint that speaks the
  * @statelyai/inspect protocol, so any XState v5 app can stream to it with
- * `createWebSocketInspector({ url })`. Apps connect at `/`, pages at `/ui`. Malformed
- * frames are dropped with a logged reason and never break the server.
+ * `createWebSocketInspector({ url })`. Apps connect at `/`, pages at `/ui?token=…`.
+ *
+ * Nothing a client sends can stop it: a page connects only from the server's own origin
+ * and with its per-run token, a browser app only from an allowed origin; hostile frames
+ * (not JSON, too big, too deep, unknown) are dropped with a logged reason; what it keeps is
+ * bounded in bytes; commands go only to the app that reported the actor.
+ * Throws: `invalid_argument` for an option out of range (nothing is started).
  */
 export async function startInspectorServer(
   options: InspectorServerOptions = {},
 ): Promise<InspectorServer> {
-  const historyLimit = options.historyLimit ?? 2_000;
-  const actorLimit = options.actorLimit ?? 10_000;
+  const settings = checkOptions(options);
+  const { historyLimit, actorLimit, maxKeptBytes, maxDepth, pageBufferBytes } = settings;
+  const clock = options.clock ?? realClock;
   const log = options.log ?? ((message: string) => console.warn(`[rolebox inspector] ${message}`));
-  const actors = new Map<string, InspectedActor>();
-  const events: InspectedEvent[] = [];
-  const pages = new Set<WebSocket>();
-  const apps = new Map<number, WebSocket>();
-  const pendingCommands = new Map<string, WebSocket>();
-  let nextConnection = 1;
+  const token = options.token ?? randomBytes(24).toString('base64url');
+  const tokenBytes = Buffer.from(token);
+  const appOrigins = new Set(options.appOrigins ?? []);
+  const host = options.host ?? '127.0.0.1';
+
+  const apps = new Map<number, App>();
+  const actors = new Map<string, KeptActor>();
+  /** Actors that may be forgotten to make room: finished, or their app is gone; oldest first. */
+  const evictable = new Set<string>();
+  const events = new Queue<KeptEvent>();
+  const pages = new Set<Page>();
+  const pending = new Map<string, PendingCommand>();
+  let nextApp = 1;
+  let nextPage = 1;
+  let nextCommand = 1;
   let frames = 0;
   let dropped = 0;
+  let refused = 0;
+  let keptBytes = 0;
+  let peakKeptBytes = 0;
+  let evictedEvents = 0;
 
-  const broadcast = (message: unknown) => {
-    const text = JSON.stringify(message);
-    for (const page of pages) if (page.readyState === page.OPEN) page.send(text);
+  // ---- Kept data, bounded in bytes ----
+
+  const keep = (bytes: number) => {
+    keptBytes += bytes;
+    if (keptBytes > peakKeptBytes) peakKeptBytes = keptBytes;
   };
 
-  const onAppFrame = (connection: number, data: string) => {
+  const isGone = (app: App) => app.socket === undefined;
+
+  const forgetActor = (actor: KeptActor) => {
+    actors.delete(actor.id);
+    evictable.delete(actor.id);
+    actor.app.actorIds.delete(actor.id);
+    keptBytes -= actor.metaBytes + actor.snapshotBytes + ACTOR_OVERHEAD_BYTES;
+    if (isGone(actor.app) && actor.app.actorIds.size === 0) apps.delete(actor.app.id);
+  };
+
+  const evictOldestEvent = () => {
+    const event = events.shift();
+    if (event) keptBytes -= event.bytes;
+  };
+
+  /** Forgets the oldest evictable actor other than `keepId`; false when there is none. */
+  const evictOneActor = (keepId: string | undefined, forgotten: string[]): boolean => {
+    for (const id of evictable) {
+      if (id === keepId) continue;
+      const actor = actors.get(id);
+      if (actor) {
+        forgetActor(actor);
+        forgotten.push(id);
+      } else evictable.delete(id);
+      return true;
+    }
+    return false;
+  };
+
+  const announceForgotten = (forgotten: string[]) => {
+    if (forgotten.length === 0) return;
+    log(`forgot ${forgotten.length} finished or disconnected actor(s) to stay within bounds`);
+    broadcast(`{"type":"forget","actors":${JSON.stringify(forgotten)}}`);
+  };
+
+  /**
+   * Makes room for `bytes` more: the oldest events first, then finished or disconnected
+   * actors (never `keepId`, the one being updated). Returns why it cannot, or undefined.
+   */
+  const makeRoom = (bytes: number, keepId?: string): string | undefined => {
+    if (bytes > maxKeptBytes) return `${bytes} bytes is more than maxKeptBytes (${maxKeptBytes})`;
+    let evicted = 0;
+    while (keptBytes + bytes > maxKeptBytes && events.length > 0) {
+      evictOldestEvent();
+      evicted++;
+    }
+    if (evicted > 0) {
+      // Logged on the first and then every thousandth, not for every frame of a long run.
+      const before = evictedEvents;
+      evictedEvents += evicted;
+      if (before === 0 || Math.floor(before / 1000) !== Math.floor(evictedEvents / 1000))
+        log(
+          `dropped the oldest events to stay under ${maxKeptBytes} bytes (${evictedEvents} so far)`,
+        );
+    }
+    const forgotten: string[] = [];
+    while (keptBytes + bytes > maxKeptBytes && evictOneActor(keepId, forgotten));
+    announceForgotten(forgotten);
+    if (keptBytes + bytes > maxKeptBytes)
+      return `inspector memory is full (${keptBytes} of ${maxKeptBytes} bytes kept for live actors)`;
+    return undefined;
+  };
+
+  // ---- Pages ----
+
+  /** Sends to a page unless it does not read: then it is disconnected (it reconnects afresh). */
+  const sendToPage = (page: Page, text: string) => {
+    const socket = page.socket;
+    if (socket.readyState !== socket.OPEN) return;
+    const waiting = socket.bufferedAmount;
+    if (waiting > page.allowance) {
+      log(
+        `disconnected page ${page.id}: it does not read (${waiting} bytes waiting, pageBufferBytes ${pageBufferBytes})`,
+      );
+      dropPage(page);
+      socket.terminate();
+      return;
+    }
+    // Its first message, however big, has drained: from now on the plain allowance holds.
+    if (waiting <= pageBufferBytes) page.allowance = pageBufferBytes;
+    socket.send(text);
+  };
+
+  const broadcast = (text: string) => {
+    for (const page of pages) sendToPage(page, text);
+  };
+
+  const dropPage = (page: Page) => {
+    pages.delete(page);
+    for (const [id, command] of pending) {
+      if (command.page === page) {
+        clock.clearTimeout(command.timer);
+        pending.delete(id);
+      }
+    }
+  };
+
+  const actorJson = (actor: KeptActor) => `${actor.meta},"snapshot":${actor.snapshot}}`;
+  const appJson = (app: App) => JSON.stringify(publicApp(app));
+
+  // Built from the JSON kept for each record: nothing a client sent is stringified again,
+  // so no frame can make a page's first message throw.
+  const initMessage = () => {
+    const appList = [...apps.values()].map(appJson).join(',');
+    const actorList = [...actors.values()].map(actorJson).join(',');
+    const eventList = events
+      .values()
+      .map((event) => event.json)
+      .join(',');
+    return `{"type":"init","apps":[${appList}],"actors":[${actorList}],"events":[${eventList}],"catalogue":${PAGE_CATALOGUE_JSON}}`;
+  };
+
+  const commandResult = (
+    page: Page,
+    requestId: string | number,
+    ok: boolean,
+    error?: string,
+    expired?: boolean,
+  ) =>
+    sendToPage(
+      page,
+      JSON.stringify({
+        type: 'command_result',
+        requestId,
+        ok,
+        ...(error === undefined ? {} : { error }),
+        ...(expired ? { expired: true } : {}),
+      }),
+    );
+
+  const finishCommand = (id: string): PendingCommand | undefined => {
+    const command = pending.get(id);
+    if (!command) return undefined;
+    pending.delete(id);
+    clock.clearTimeout(command.timer);
+    return command;
+  };
+
+  const expireCommand = (id: string, why: string) => {
+    const command = finishCommand(id);
+    if (!command) return;
+    log(`command ${id} to app ${command.app.id} expired: ${why}`);
+    commandResult(command.page, command.pageRequestId, false, why, true);
+  };
+
+  // ---- Frames from apps ----
+
+  const onAppFrame = (app: App, data: RawData) => {
     frames++;
     const drop = (why: string) => {
       dropped++;
-      log(`dropped a frame from app ${connection}: ${why}`);
+      log(`dropped a frame from app ${app.id}: ${why}`);
     };
-    let message: Record<string, unknown>;
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return drop('not JSON');
-    }
+    const parsed = parseClientJson(rawText(data), maxDepth);
+    if (!parsed.ok) return drop(parsed.reason);
+    const message = parsed.value as Frame;
     if (typeof message !== 'object' || message === null || typeof message.type !== 'string')
       return drop('no type');
-    const sessionId = message.sessionId;
-    if (message.type === 'rolebox.command_result') {
-      const requestId = String(message.requestId);
-      const page = pendingCommands.get(requestId);
-      pendingCommands.delete(requestId);
-      if (page?.readyState === page?.OPEN)
-        page?.send(
-          JSON.stringify({
-            type: 'command_result',
-            requestId,
-            ok: message.ok,
-            error: message.error,
-          }),
-        );
-      return;
+    switch (message.type) {
+      case 'rolebox.app':
+        return onHello(app, message);
+      case 'rolebox.command_result':
+        return onCommandResult(app, message, drop);
+      case '@xstate.actor':
+      case '@xstate.snapshot':
+      case '@xstate.event':
+        break;
+      default:
+        return drop(`unknown type ${describeValue(message.type)}`);
     }
+    const sessionId = message.sessionId;
     if (typeof sessionId !== 'string' || sessionId === '')
       return drop(`${message.type} without a sessionId`);
-    switch (message.type) {
-      case '@xstate.actor': {
-        const actor: InspectedActor = {
-          sessionId,
-          name: typeof message.name === 'string' ? message.name : sessionId,
-          ...(typeof message.parentId === 'string' ? { parentId: message.parentId } : {}),
-          ...(typeof message.rootId === 'string' ? { rootId: message.rootId } : {}),
-          ...withChart(
-            chartFromConfig(
-              typeof message.definition === 'string' ? message.definition : undefined,
-            ),
-          ),
-          snapshot: message.snapshot ?? null,
-          createdAt: Date.now(),
-          connection,
-        };
-        actors.set(sessionId, actor);
-        if (actors.size > actorLimit) actors.delete(actors.keys().next().value as string);
-        broadcast({ type: 'actor', actor: publicActor(actor) });
-        return;
+    if (sessionId.length > MAX_ID_LENGTH)
+      return drop(`sessionId longer than ${MAX_ID_LENGTH} characters`);
+    const id = `${app.id}/${sessionId}`;
+    if (message.type === '@xstate.actor') return onActor(app, id, sessionId, message, drop);
+    if (message.type === '@xstate.snapshot') return onSnapshot(id, sessionId, message, drop);
+    return onEvent(app, sessionId, message, drop);
+  };
+
+  const onHello = (app: App, message: Frame) => {
+    app.rolebox = true;
+    if (typeof message.name === 'string') app.name = message.name.slice(0, 200);
+    if (Number.isSafeInteger(message.pid)) app.pid = message.pid as number;
+    broadcast(`{"type":"app","app":${appJson(app)}}`);
+  };
+
+  const onCommandResult = (app: App, message: Frame, drop: (why: string) => void) => {
+    const id = typeof message.requestId === 'string' ? message.requestId : undefined;
+    const command = id === undefined ? undefined : pending.get(id);
+    // Only the app a command went to may answer it, and only once.
+    if (!command || command.app !== app)
+      return drop(
+        `a result for ${describeValue(message.requestId)}, which app ${app.id} is not waiting on`,
+      );
+    finishCommand(id as string);
+    const error = typeof message.error === 'string' ? message.error.slice(0, 2000) : undefined;
+    commandResult(command.page, command.pageRequestId, message.ok === true, error);
+  };
+
+  const onActor = (
+    app: App,
+    id: string,
+    sessionId: string,
+    message: Frame,
+    drop: (why: string) => void,
+  ) => {
+    const name = typeof message.name === 'string' && message.name !== '' ? message.name : sessionId;
+    if (name.length > MAX_NAME_LENGTH)
+      return drop(`name longer than ${MAX_NAME_LENGTH} characters`);
+    let chart: Chart | undefined;
+    if (typeof message.definition === 'string') {
+      if (nestsDeeperThan(message.definition, maxDepth))
+        log(
+          `actor ${describeValue(name)} of app ${app.id}: definition nested deeper than ${maxDepth} levels; no chart`,
+        );
+      else chart = chartFromConfig(message.definition);
+    }
+    const meta = JSON.stringify({
+      id,
+      app: app.id,
+      sessionId,
+      name,
+      ...shortId('parentId', message.parentId),
+      ...shortId('rootId', message.rootId),
+      ...(chart ? { chart } : {}),
+      createdAt: clock.now(),
+    }).slice(0, -1);
+    const snapshot = JSON.stringify(message.snapshot ?? null);
+    const metaBytes = Buffer.byteLength(meta);
+    const snapshotBytes = Buffer.byteLength(snapshot);
+    const previous = actors.get(id);
+    if (previous) forgetActor(previous);
+    else if (actors.size >= actorLimit) {
+      const forgotten: string[] = [];
+      evictOneActor(undefined, forgotten);
+      announceForgotten(forgotten);
+      if (actors.size >= actorLimit)
+        return drop(
+          `actor ${describeValue(name)}: actorLimit (${actorLimit}) reached by live actors`,
+        );
+    }
+    const full = makeRoom(metaBytes + snapshotBytes + ACTOR_OVERHEAD_BYTES);
+    if (full) {
+      // The record it replaced is gone as well: the page must not keep showing it.
+      if (previous) broadcast(`{"type":"forget","actors":${JSON.stringify([id])}}`);
+      return drop(`actor ${describeValue(name)}: ${full}`);
+    }
+    const actor: KeptActor = { id, app, sessionId, name, meta, metaBytes, snapshot, snapshotBytes };
+    actors.set(id, actor);
+    app.actorIds.add(id);
+    keep(metaBytes + snapshotBytes + ACTOR_OVERHEAD_BYTES);
+    if (isFinished(message.snapshot) || isGone(app)) evictable.add(id);
+    broadcast(`{"type":"actor","actor":${actorJson(actor)}}`);
+  };
+
+  const onSnapshot = (
+    id: string,
+    sessionId: string,
+    message: Frame,
+    drop: (why: string) => void,
+  ) => {
+    const actor = actors.get(id);
+    if (!actor) return drop(`snapshot for unknown actor ${sessionId}`);
+    const snapshot = JSON.stringify(message.snapshot ?? null);
+    const snapshotBytes = Buffer.byteLength(snapshot);
+    const growth = snapshotBytes - actor.snapshotBytes;
+    if (growth > 0) {
+      const full = makeRoom(growth, id);
+      if (full) return drop(`snapshot of ${describeValue(actor.name)}: ${full}`);
+    }
+    actor.snapshot = snapshot;
+    actor.snapshotBytes = snapshotBytes;
+    keep(growth);
+    if (isFinished(message.snapshot)) evictable.add(id);
+    broadcast(
+      `{"type":"snapshot","id":${JSON.stringify(id)},"app":${actor.app.id},"sessionId":${JSON.stringify(sessionId)},"snapshot":${snapshot}}`,
+    );
+  };
+
+  const onEvent = (app: App, sessionId: string, message: Frame, drop: (why: string) => void) => {
+    const event = message.event as { type?: unknown } | undefined;
+    if (typeof event?.type !== 'string') return drop('event without a type');
+    if (event.type.length > MAX_NAME_LENGTH)
+      return drop(`event type longer than ${MAX_NAME_LENGTH} characters`);
+    const json = JSON.stringify({
+      at: clock.now(),
+      app: app.id,
+      sessionId,
+      ...shortId('sourceId', message.sourceId),
+      type: event.type,
+      event,
+    });
+    const bytes = Buffer.byteLength(json) + EVENT_OVERHEAD_BYTES;
+    const full = makeRoom(bytes);
+    if (full) return drop(`event ${describeValue(event.type)}: ${full}`);
+    events.push({ json, bytes });
+    keep(bytes);
+    while (events.length > historyLimit) evictOldestEvent();
+    broadcast(`{"type":"event","entry":${json}}`);
+  };
+
+  const onAppClosed = (app: App) => {
+    app.socket = undefined;
+    for (const id of app.actorIds) evictable.add(id);
+    for (const [id, command] of pending)
+      if (command.app === app) {
+        finishCommand(id);
+        commandResult(
+          command.page,
+          command.pageRequestId,
+          false,
+          `app ${app.id} disconnected before answering`,
+        );
       }
-      case '@xstate.snapshot': {
-        const actor = actors.get(sessionId);
-        if (!actor) return drop(`snapshot for unknown actor ${sessionId}`);
-        actor.snapshot = message.snapshot ?? null;
-        broadcast({ type: 'snapshot', sessionId, snapshot: actor.snapshot });
-        return;
-      }
-      case '@xstate.event': {
-        const event = message.event as { type?: unknown } | undefined;
-        if (typeof event?.type !== 'string') return drop('event without a type');
-        const entry: InspectedEvent = {
-          at: Date.now(),
-          sessionId,
-          ...(typeof message.sourceId === 'string' ? { sourceId: message.sourceId } : {}),
-          type: event.type,
-          event,
-        };
-        events.push(entry);
-        if (events.length > historyLimit) events.splice(0, events.length - historyLimit);
-        broadcast({ type: 'event', entry });
-        return;
-      }
-      default:
-        return drop(`unknown type ${JSON.stringify(message.type)}`);
+    if (app.actorIds.size === 0) apps.delete(app.id);
+    broadcast(`{"type":"app","app":${appJson(app)}}`);
+  };
+
+  // ---- Frames from pages ----
+
+  const onPageFrame = (page: Page, data: RawData) => {
+    const parsed = parseClientJson(rawText(data), maxDepth);
+    if (!parsed.ok) return log(`dropped a frame from page ${page.id}: ${parsed.reason}`);
+    const message = parsed.value as Frame | null;
+    if (message?.type !== 'command' || typeof message.actor !== 'string')
+      return log(`dropped a frame from page ${page.id}: not a command`);
+    const requestId = message.requestId;
+    if (
+      !(typeof requestId === 'string' && requestId.length <= MAX_ID_LENGTH) &&
+      !Number.isSafeInteger(requestId)
+    )
+      return log(`dropped a frame from page ${page.id}: a command without a short requestId`);
+    const pageRequestId = requestId as string | number;
+    const refuse = (why: string) => commandResult(page, pageRequestId, false, why);
+    const actor = actors.get(message.actor);
+    if (!actor) return refuse(`no actor ${describeValue(message.actor)}`);
+    const app = actor.app;
+    if (!app.socket || app.socket.readyState !== app.socket.OPEN)
+      return refuse(`app ${app.id}, which reported ${actor.name}, has disconnected`);
+    if (!app.rolebox)
+      return refuse(
+        `app ${app.id}, which reported ${actor.name}, does not take commands (not a rolebox)`,
+      );
+    const id = `c${nextCommand++}`;
+    // Bounded by count as well as by time: the oldest unanswered command gives way.
+    for (const [oldest] of pending) {
+      if (pending.size < settings.maxPendingCommands) break;
+      expireCommand(
+        oldest,
+        `more than ${settings.maxPendingCommands} commands were waiting for an answer`,
+      );
+    }
+    const text = JSON.stringify({
+      type: 'rolebox.command',
+      requestId: id,
+      actor: actor.name,
+      sessionId: actor.sessionId,
+      command: message.command,
+    });
+    const timer = clock.setTimeout(
+      () =>
+        guard('command timeout', () =>
+          expireCommand(id, `no answer from app ${app.id} within ${settings.commandTimeoutMs} ms`),
+        ),
+      settings.commandTimeoutMs,
+    );
+    pending.set(id, { page, pageRequestId, app, timer });
+    app.socket.send(text);
+  };
+
+  // ---- Connections ----
+
+  /** Runs a handler so that nothing a client sent can throw out of an event callback. */
+  const guard = (where: string, handler: () => void) => {
+    try {
+      handler();
+    } catch (error) {
+      log(`${where}: ${(error as Error)?.message ?? String(error)}`);
     }
   };
 
-  const onPageFrame = (page: WebSocket, data: string) => {
-    let message: { type?: unknown; requestId?: unknown; actor?: unknown; command?: unknown };
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return log('dropped a page frame: not JSON');
-    }
-    if (message.type !== 'command' || typeof message.actor !== 'string')
-      return log('dropped a page frame: not a command');
-    const requestId = String(message.requestId ?? Math.random());
-    const target = [...actors.values()].find(
-      (actor) => actor.name === message.actor || actor.sessionId === message.actor,
+  const appSockets = new WebSocketServer({ noServer: true, maxPayload: settings.maxFrameBytes });
+  const pageSockets = new WebSocketServer({ noServer: true, maxPayload: PAGE_FRAME_BYTES });
+
+  const onAppConnection = (socket: WebSocket) => {
+    const app: App = { id: nextApp++, socket, rolebox: false, actorIds: new Set() };
+    apps.set(app.id, app);
+    socket.on('error', (error: Error & { code?: string }) =>
+      guard(`app ${app.id}`, () => {
+        dropped += error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? 1 : 0;
+        log(
+          error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'
+            ? `app ${app.id} sent a frame over maxFrameBytes (${settings.maxFrameBytes}); connection closed`
+            : `app ${app.id} socket error: ${error.message}`,
+        );
+      }),
     );
-    const app = target ? apps.get(target.connection) : undefined;
-    if (!app || app.readyState !== app.OPEN) {
-      page.send(
-        JSON.stringify({
-          type: 'command_result',
-          requestId,
-          ok: false,
-          error: `no running app owns actor ${message.actor}`,
-        }),
+    socket.on('message', (data) =>
+      guard(`a frame from app ${app.id}`, () => onAppFrame(app, data)),
+    );
+    socket.on('close', () => guard(`app ${app.id} closing`, () => onAppClosed(app)));
+    broadcast(`{"type":"app","app":${appJson(app)}}`);
+  };
+
+  const onPageConnection = (socket: WebSocket) => {
+    const page: Page = { id: nextPage++, socket, allowance: pageBufferBytes };
+    pages.add(page);
+    socket.on('error', (error) =>
+      guard(`page ${page.id}`, () => log(`page ${page.id} socket error: ${error.message}`)),
+    );
+    socket.on('message', (data) =>
+      guard(`a frame from page ${page.id}`, () => onPageFrame(page, data)),
+    );
+    socket.on('close', () => guard(`page ${page.id} closing`, () => dropPage(page)));
+    const init = initMessage();
+    page.allowance = pageBufferBytes + Buffer.byteLength(init);
+    socket.send(init);
+  };
+
+  let ownOrigins = new Set<string>();
+  const refuse = (socket: Duplex, status: 401 | 403, reason: string) => {
+    refused++;
+    log(`refused a connection: ${reason}`);
+    const body = `${reason}\n`;
+    socket.on('error', () => {});
+    socket.once('finish', () => socket.destroy());
+    socket.end(
+      `HTTP/1.1 ${status} ${STATUS_CODES[status]}\r\nConnection: close\r\nContent-Type: text/plain\r\nContent-Length: ${Buffer.byteLength(body)}\r\n\r\n${body}`,
+    );
+  };
+
+  const sameToken = (given: string) => {
+    const bytes = Buffer.from(given);
+    return bytes.length === tokenBytes.length && timingSafeEqual(bytes, tokenBytes);
+  };
+
+  const onUpgrade = (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    const url = new URL(request.url ?? '/', 'http://inspector');
+    const origin = request.headers.origin;
+    if (url.pathname === '/ui') {
+      // A client that sends no Origin is not a browser (and could send any Origin it
+      // liked): the token is what lets it in.
+      if (origin !== undefined && !ownOrigins.has(origin) && !sameHostOrigin(origin, request, host))
+        return refuse(
+          socket,
+          403,
+          `page from origin ${describeValue(origin)} (only the inspector's own page may connect)`,
+        );
+      const given = url.searchParams.get('token');
+      if (!given)
+        return refuse(socket, 401, 'page without a token (open the URL the inspector printed)');
+      if (!sameToken(given)) return refuse(socket, 401, 'page with a wrong token');
+      pageSockets.handleUpgrade(request, socket, head, (ws) =>
+        guard('page connection', () => onPageConnection(ws)),
       );
       return;
     }
-    pendingCommands.set(requestId, page);
-    app.send(
-      JSON.stringify({
-        type: 'rolebox.command',
-        requestId,
-        actor: target?.name,
-        command: message.command,
-      }),
+    if (origin !== undefined && !appOrigins.has(origin))
+      return refuse(
+        socket,
+        403,
+        `app from browser origin ${describeValue(origin)} (allow it with appOrigins)`,
+      );
+    appSockets.handleUpgrade(request, socket, head, (ws) =>
+      guard('app connection', () => onAppConnection(ws)),
     );
   };
 
   const http = createServer((request, response) => void serveStatic(request, response));
-  const sockets = new WebSocketServer({ server: http });
-  sockets.on('connection', (socket, request) => {
-    socket.on('error', (error) => log(`socket error: ${error.message}`));
-    if (request.url?.startsWith('/ui')) {
-      pages.add(socket);
-      socket.send(
-        JSON.stringify({
-          type: 'init',
-          actors: [...actors.values()].map(publicActor),
-          events,
-          catalogue: PAGE_CATALOGUE,
-        }),
-      );
-      socket.on('message', (data) => onPageFrame(socket, String(data)));
-      socket.on('close', () => pages.delete(socket));
-      return;
+  http.on('upgrade', (request: IncomingMessage, socket: Duplex, head: Buffer) => {
+    try {
+      onUpgrade(request, socket, head);
+    } catch (error) {
+      log(`refused a connection: ${(error as Error).message}`);
+      socket.destroy();
     }
-    const connection = nextConnection++;
-    apps.set(connection, socket);
-    socket.on('message', (data) => {
-      try {
-        onAppFrame(connection, String(data));
-      } catch (error) {
-        dropped++;
-        log(`dropped a frame from app ${connection}: ${(error as Error).message}`);
-      }
-    });
-    socket.on('close', () => apps.delete(connection));
   });
 
   await new Promise<void>((resolve, reject) => {
     http.once('error', reject);
-    http.listen(options.port ?? 7070, options.host ?? '127.0.0.1', () => resolve());
+    http.listen(options.port ?? 7070, host, () => resolve());
   });
   const address = http.address() as AddressInfo;
-  const host = options.host ?? '127.0.0.1';
+  const urlHost = host.includes(':') ? `[${host}]` : host;
+  ownOrigins = originsOf(host, address.port);
   return {
-    url: `http://${host}:${address.port}/`,
-    wsUrl: `ws://${host}:${address.port}`,
+    url: `http://${urlHost}:${address.port}/?token=${token}`,
+    wsUrl: `ws://${urlHost}:${address.port}`,
     port: address.port,
-    actors: () => [...actors.values()],
-    events: () => [...events],
-    stats: () => ({ frames, dropped }),
-    stop: () => stopServer(http, sockets),
+    token,
+    apps: () => [...apps.values()].map(publicApp),
+    actors: () => [...actors.values()].map(inspectedActor),
+    events: () => events.values().map((event) => JSON.parse(event.json) as InspectedEvent),
+    stats: () => ({
+      frames,
+      dropped,
+      refused,
+      keptBytes,
+      peakKeptBytes,
+      pendingCommands: pending.size,
+      pages: pages.size,
+    }),
+    stop: async () => {
+      for (const command of pending.values()) clock.clearTimeout(command.timer);
+      pending.clear();
+      await stopServer(http, [appSockets, pageSockets]);
+    },
   };
 }
 
-function withChart(chart: Chart | undefined): { chart?: Chart } {
-  return chart ? { chart } : {};
+type Settings = Required<
+  Pick<
+    InspectorServerOptions,
+    | 'historyLimit'
+    | 'actorLimit'
+    | 'maxKeptBytes'
+    | 'maxFrameBytes'
+    | 'maxDepth'
+    | 'pageBufferBytes'
+    | 'commandTimeoutMs'
+    | 'maxPendingCommands'
+  >
+>;
+
+/** The bounds in effect; throws `invalid_argument` naming an option out of range. */
+function checkOptions(options: InspectorServerOptions): Settings {
+  const settings = { ...INSPECTOR_DEFAULTS } as Record<keyof Settings, number>;
+  for (const key of Object.keys(INSPECTOR_DEFAULTS) as (keyof Settings)[]) {
+    const value = options[key];
+    if (value === undefined) continue;
+    if (!Number.isSafeInteger(value) || value < 1)
+      throw new RoleboxError(
+        'invalid_argument',
+        `inspector option ${key} must be a positive whole number, got ${describeValue(value)}`,
+        { option: key, value },
+      );
+    settings[key] = value;
+  }
+  if (options.token !== undefined && !/^[\w-]{16,256}$/.test(String(options.token)))
+    throw new RoleboxError(
+      'invalid_argument',
+      `inspector option token must be 16 to 256 characters of A-Z a-z 0-9 _ -, got ${typeof options.token === 'string' ? `${options.token.length} character(s)` : describeValue(options.token)}`,
+      { option: 'token' },
+    );
+  for (const origin of options.appOrigins ?? []) {
+    let parsed: string | undefined;
+    try {
+      parsed = new URL(String(origin)).origin;
+    } catch {}
+    if (parsed !== origin || parsed === 'null')
+      throw new RoleboxError(
+        'invalid_argument',
+        `inspector option appOrigins must list origins like http://localhost:5173, got ${describeValue(origin)}`,
+        { option: 'appOrigins', value: origin },
+      );
+  }
+  return settings;
 }
 
-/** An actor as the page receives it (without the server's bookkeeping). */
-function publicActor(actor: InspectedActor) {
-  const { connection: _connection, ...rest } = actor;
-  return rest;
+/** The origins the page is served from: the host it binds, and its loopback aliases. */
+function originsOf(host: string, port: number): Set<string> {
+  const loopback = ['127.0.0.1', 'localhost', '::1'];
+  const names = loopback.includes(host) ? loopback : [host];
+  return new Set(names.map((name) => `http://${name.includes(':') ? `[${name}]` : name}:${port}`));
+}
+
+/**
+ * Bound to every interface, the page may be opened under any of the machine's names: then
+ * the page's own origin is the one it asked for (the token still has to match).
+ */
+function sameHostOrigin(origin: string, request: IncomingMessage, host: string): boolean {
+  const anyInterface = host === '0.0.0.0' || host === '::' || host === '';
+  return (
+    anyInterface &&
+    request.headers.host !== undefined &&
+    origin === `http://${request.headers.host}`
+  );
+}
+
+function shortId(key: string, value: unknown): Record<string, string> {
+  return typeof value === 'string' && value.length <= MAX_ID_LENGTH ? { [key]: value } : {};
+}
+
+function isFinished(snapshot: unknown): boolean {
+  const status = (snapshot as { status?: unknown } | null)?.status;
+  return status === 'done' || status === 'error' || status === 'stopped';
+}
+
+function rawText(data: RawData): string {
+  if (Buffer.isBuffer(data)) return data.toString();
+  if (Array.isArray(data)) return Buffer.concat(data).toString();
+  return Buffer.from(data).toString();
+}
+
+function publicApp(app: App): InspectedApp {
+  return {
+    id: app.id,
+    ...(app.name === undefined ? {} : { name: app.name }),
+    ...(app.pid === undefined ? {} : { pid: app.pid }),
+    rolebox: app.rolebox,
+    connected: app.socket !== undefined,
+  };
+}
+
+function inspectedActor(actor: KeptActor): InspectedActor {
+  const parsed = JSON.parse(`${actor.meta},"snapshot":${actor.snapshot}}`) as Omit<
+    InspectedActor,
+    'gone'
+  >;
+  return { ...parsed, gone: actor.app.socket === undefined };
 }
 
 async function serveStatic(request: IncomingMessage, response: ServerResponse): Promise<void> {
@@ -299,7 +912,14 @@ async function serveStatic(request: IncomingMessage, response: ServerResponse): 
   }
   try {
     const body = await readFile(entry.file);
-    response.writeHead(200, { 'content-type': entry.type, 'cache-control': 'no-store' }).end(body);
+    // The page's URL carries its token: never send it on as a referrer.
+    response
+      .writeHead(200, {
+        'content-type': entry.type,
+        'cache-control': 'no-store',
+        'referrer-policy': 'no-referrer',
+      })
+      .end(body);
   } catch (error) {
     response
       .writeHead(500, { 'content-type': 'text/plain' })
@@ -307,9 +927,11 @@ async function serveStatic(request: IncomingMessage, response: ServerResponse): 
   }
 }
 
-async function stopServer(http: Server, sockets: WebSocketServer): Promise<void> {
-  for (const socket of sockets.clients) socket.terminate();
-  await new Promise<void>((resolve) => sockets.close(() => resolve()));
+async function stopServer(http: Server, servers: WebSocketServer[]): Promise<void> {
+  for (const sockets of servers) {
+    for (const socket of sockets.clients) socket.terminate();
+    await new Promise<void>((resolve) => sockets.close(() => resolve()));
+  }
   http.closeAllConnections();
   await new Promise<void>((resolve) => http.close(() => resolve()));
 }

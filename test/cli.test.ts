@@ -92,6 +92,11 @@ describe('bad arguments: a message naming the culprit, exit 2, nothing written',
       /rolebox: option '--port <port>' argument 'abc' is invalid/,
     ],
     [
+      'an app origin that is not an origin',
+      ['inspect', '--port', '0', '--app-origin', 'localhost:5173'],
+      /rolebox: inspector option appOrigins must list origins like http:\/\/localhost:5173, got "localhost:5173" \[invalid_argument\]/,
+    ],
+    [
       'status of a store that does not exist',
       ['status', '--store', 'nowhere.db'],
       /rolebox: no store at "nowhere.db" \[invalid_argument\]/,
@@ -325,16 +330,40 @@ describe('rolebox inspect and demo', () => {
     expect(await child.exited).toBe(0);
   });
 
+  it('inspect lets in browser apps only from --app-origin, and says what it refused', async () => {
+    const child = startCli(['inspect', '--port', '0', '--app-origin', 'http://localhost:5173'], {
+      cwd: dir,
+    });
+    running.push(child);
+    const wsUrl = /apps stream to (ws:\/\/\S+)/.exec(
+      await child.line(/apps stream to ws:/),
+    )?.[1] as string;
+    const opens = (origin: string) =>
+      new Promise<boolean>((resolve) => {
+        const socket = new WebSocket(wsUrl, { origin });
+        socket.once('open', () => resolve(true)).once('error', () => resolve(false));
+        socket.once('open', () => socket.close());
+      });
+    expect(await opens('http://localhost:5173')).toBe(true);
+    expect(await opens('https://evil.example')).toBe(false);
+    await child.line(
+      /^» refused a connection: app from browser origin "https:\/\/evil\.example" \(allow it with appOrigins\)$/,
+    );
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+  });
+
   it('loop --inspect streams to a running inspector, or starts one and prints its URL', async () => {
     const inspector = startCli(['inspect', '--port', '0'], { cwd: dir });
     running.push(inspector);
+    const pageUrl = new URL((await inspector.line(/^inspector: /)).slice('inspector: '.length));
     const wsUrl = /apps stream to (ws:\/\/\S+)/.exec(
       await inspector.line(/apps stream to ws:/),
     )?.[1] as string;
     const streamed = await cli('loop', '|loop:1| watched', '--worker', 'cat', '--inspect', wsUrl);
     expect(streamed.code).toBe(0);
     expect(streamed.stderr).toContain(`streaming to the inspector at ${wsUrl}`);
-    const page = new WebSocket(`${wsUrl}/ui`);
+    const page = new WebSocket(`${wsUrl}/ui${pageUrl.search}`);
     const init = await new Promise<{ actors: { name: string }[] }>((resolve) =>
       page.once('message', (data) => resolve(JSON.parse(String(data)))),
     );
@@ -349,13 +378,14 @@ describe('rolebox inspect and demo', () => {
 
     const own = await cli('loop', '|loop:1| watched', '--worker', 'cat', '--inspect');
     expect(own.code).toBe(0);
-    expect(own.stderr).toMatch(/^inspector: http:\/\/127\.0\.0\.1:\d+\/$/m);
+    expect(own.stderr).toMatch(/^inspector: http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32}$/m);
   });
 
   it('demo prints the URL of a page that shows its actors, and stops on Ctrl-C', async () => {
     const child = startCli(['demo', '--port', '0', '--round-seconds', '0'], { cwd: dir });
     running.push(child);
     const url = (await child.line(/^inspector: /)).slice('inspector: '.length);
+    expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]{32}$/);
     expect((await fetch(url)).status).toBe(200);
     await child.line(/» writer: loop loop_\w+ complete/);
     child.process.kill('SIGINT');

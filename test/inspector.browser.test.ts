@@ -1,5 +1,7 @@
 import { existsSync } from 'node:fs';
 import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { createServer } from 'node:http';
+import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { type Browser, chromium } from 'playwright-core';
@@ -45,7 +47,7 @@ describe('the inspector page in a real browser, on a running demo', () => {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
     const foreign: string[] = [];
     page.on('request', (request) => {
-      if (!request.url().startsWith(url.replace(/\/$/, '')) && !request.url().startsWith('ws://'))
+      if (!request.url().startsWith(new URL(url).origin) && !request.url().startsWith('ws://'))
         foreign.push(request.url());
     });
     const errors: string[] = [];
@@ -112,5 +114,81 @@ describe('the inspector page in a real browser, on a running demo', () => {
     expect(existsSync(join(OUTPUT, 'inspector-demo.png'))).toBe(true);
     expect(foreign).toEqual([]);
     expect(errors).toEqual([]);
+  });
+
+  it('tells two apps with the same names apart: a click reaches only the app that owns the actor', async () => {
+    // A second demo streaming to the first one's inspector: the same session and function names.
+    const second = startCli(
+      ['demo', '--inspect', `ws://${new URL(url).host}`, '--round-seconds', '5'],
+      {
+        cwd: dir,
+      },
+    );
+    try {
+      await second.line(/^streaming to the inspector at ws:/);
+      const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+      await page.goto(url);
+      const theirs = page.locator('[data-app="2"][data-actor="fn:approval:awaiting-approval"]');
+      await theirs.waitFor();
+      expect(await page.locator('#tree .app').allTextContents()).toEqual([
+        expect.stringMatching(/^app 1 · rolebox demo \(pid \d+\)$/),
+        expect.stringMatching(/^app 2 · rolebox demo \(pid \d+\)$/),
+      ]);
+      await theirs.click();
+      await page
+        .locator('#chart .state-node[data-state-key="gated"][data-active="true"]')
+        .waitFor();
+      await page.locator('#signal-buttons button[data-send="answer"]').click();
+      await page.locator('#command-status', { hasText: 'sent' }).waitFor();
+      await second.line(/from the inspector → fn:approval:awaiting-approval/);
+      await second.line(/approval: awaiting-approval complete/);
+      // The first demo got only the click of the first test, none of this one.
+      expect(demo.stderr().match(/from the inspector → /g)).toHaveLength(1);
+      await page.screenshot({ path: join(OUTPUT, 'inspector-two-apps.png'), fullPage: true });
+      await page.close();
+    } finally {
+      second.process.kill('SIGINT');
+      await second.exited;
+    }
+  });
+
+  it('lets no other web page drive the demo: its origin is refused, with the token or without', async () => {
+    const { host, search } = new URL(url);
+    // Another page on this machine, as any site the user opens would be.
+    const elsewhere = createServer((_request, response) =>
+      response.writeHead(200, { 'content-type': 'text/html' }).end('<title>elsewhere</title>'),
+    );
+    await new Promise<void>((resolve) => elsewhere.listen(0, '127.0.0.1', resolve));
+    try {
+      const page = await browser.newPage();
+      await page.goto(`http://127.0.0.1:${(elsewhere.address() as AddressInfo).port}/`);
+      const tryOpen = (target: string) =>
+        page.evaluate(
+          (target) =>
+            new Promise<string>((resolve) => {
+              const socket = new WebSocket(target);
+              socket.onopen = () => resolve('open');
+              socket.onclose = () => resolve('refused');
+            }),
+          target,
+        );
+      expect(await tryOpen(`ws://${host}/ui${search}`)).toBe('refused');
+      expect(await tryOpen(`ws://${host}/ui`)).toBe('refused');
+      // Nor can it pose as an app and inject actors.
+      expect(await tryOpen(`ws://${host}/`)).toBe('refused');
+      await demo.line(/» inspector: refused a connection: app from browser origin/);
+
+      // The inspector's own page without its token says what to open.
+      await page.goto(new URL('/', url).href);
+      await page
+        .locator('#connection', { hasText: 'no token: open the URL the inspector printed' })
+        .waitFor();
+      await page.goto(new URL('/?token=not-the-token', url).href);
+      await page.locator('#connection', { hasText: 'refused or not running' }).waitFor();
+      expect(await page.locator('[data-actor]').count()).toBe(0);
+      await page.close();
+    } finally {
+      elsewhere.close();
+    }
   });
 });

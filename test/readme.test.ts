@@ -123,10 +123,12 @@ describe('npm start', () => {
           reject(new Error(`npm start ended (${code}) without printing a URL`)),
         );
       });
-      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/$/);
+      // The page's URL carries the inspector's per-run token; the page connects with it.
+      expect(url).toMatch(/^http:\/\/127\.0\.0\.1:\d+\/\?token=[\w-]+$/);
       expect((await fetch(url)).status).toBe(200);
       // What a page is sent when it connects: the demo's machines, live.
-      const page = new WebSocket(`${url.replace('http', 'ws')}ui`);
+      const { host, search } = new URL(url);
+      const page = new WebSocket(`ws://${host}/ui${search}`);
       const init = await new Promise<{ actors: { name: string; chart?: unknown }[] }>((resolve) =>
         page.once('message', (data) => resolve(JSON.parse(String(data)))),
       );

@@ -2,14 +2,20 @@
 // snapshots, events) over /ui, draws the selected actor's statechart with ELK, highlights
 // its active states as snapshots arrive, and sends commands back to rolebox actors.
 // Plain JavaScript served as is: no build step, nothing from the internet.
+// Actors are keyed by the server's `<app>/<sessionId>` id: two apps never collide, and a
+// command names the actor of one app.
 
 // What the controls offer; the server sends rolebox's catalogues in its first message.
 let catalogue = { signals: [], runtimeEvents: [] };
 const LOG_LIMIT = 400;
 const SVG = 'http://www.w3.org/2000/svg';
 
-/** @type {Map<string, any>} actors by XState session id */
+/** @type {Map<string, any>} actors by the server's id (`<app>/<sessionId>`) */
 const actors = new Map();
+/** @type {Map<number, any>} app connections by the server's number */
+const apps = new Map();
+// The server lets a page in only with its per-run token, given in the URL it printed.
+const token = new URLSearchParams(location.search).get('token');
 /** @type {any[]} */
 const events = [];
 let selected = null;
@@ -21,11 +27,24 @@ let chartFor = null;
 const $ = (id) => document.getElementById(id);
 
 function connect() {
+  if (!token) {
+    setConnection('closed', 'no token: open the URL the inspector printed (…/?token=…)');
+    return;
+  }
   const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
-  socket = new WebSocket(`${scheme}://${location.host}/ui`);
-  socket.addEventListener('open', () => setConnection('open', 'connected'));
+  socket = new WebSocket(`${scheme}://${location.host}/ui?token=${encodeURIComponent(token)}`);
+  let opened = false;
+  socket.addEventListener('open', () => {
+    opened = true;
+    setConnection('open', 'connected');
+  });
   socket.addEventListener('close', () => {
-    setConnection('closed', 'disconnected; retrying…');
+    setConnection(
+      'closed',
+      opened
+        ? 'disconnected; retrying…'
+        : 'refused or not running (is the token the one printed?); retrying…',
+    );
     setTimeout(connect, 1000);
   });
   socket.addEventListener('message', (message) => receive(JSON.parse(message.data)));
@@ -40,19 +59,29 @@ function receive(message) {
   switch (message.type) {
     case 'init':
       catalogue = message.catalogue;
+      apps.clear();
+      for (const app of message.apps) apps.set(app.id, app);
       actors.clear();
-      for (const actor of message.actors) actors.set(actor.sessionId, actor);
+      for (const actor of message.actors) actors.set(actor.id, actor);
       events.length = 0;
       events.push(...message.events);
       queueRender();
       renderLog();
       break;
+    case 'app':
+      apps.set(message.app.id, message.app);
+      queueRender();
+      break;
     case 'actor':
-      actors.set(message.actor.sessionId, message.actor);
+      actors.set(message.actor.id, message.actor);
+      queueRender();
+      break;
+    case 'forget':
+      for (const id of message.actors) actors.delete(id);
       queueRender();
       break;
     case 'snapshot': {
-      const actor = actors.get(message.sessionId);
+      const actor = actors.get(message.id);
       if (!actor) return;
       actor.snapshot = message.snapshot;
       queueRender();
@@ -66,7 +95,9 @@ function receive(message) {
     case 'command_result': {
       const status = $('command-status');
       status.className = message.ok ? 'ok' : 'error';
-      status.textContent = message.ok ? 'sent' : `refused: ${message.error}`;
+      status.textContent = message.ok
+        ? 'sent'
+        : `${message.expired ? 'expired' : 'refused'}: ${message.error}`;
       break;
     }
   }
@@ -96,30 +127,45 @@ function describeValue(value) {
     .join(', ');
 }
 
+/** The server's id of an actor's parent (parents are in the same app). */
+const parentKey = (actor) => (actor.parentId ? `${actor.app}/${actor.parentId}` : undefined);
+
+/** An actor's app has disconnected: it is shown greyed, and takes no commands. */
+const isGone = (actor) => apps.get(actor.app)?.connected === false;
+
+function appLabel(app) {
+  const name = app?.name ? ` · ${app.name}` : '';
+  const pid = app?.pid ? ` (pid ${app.pid})` : '';
+  return `app ${app?.id}${name}${pid}${app?.connected === false ? ' · disconnected' : ''}`;
+}
+
 function renderTree() {
   const children = new Map();
   const roots = [];
   for (const actor of actors.values()) {
-    if (actor.parentId && actors.has(actor.parentId)) {
-      const list = children.get(actor.parentId) ?? [];
+    const parent = parentKey(actor);
+    if (parent && actors.has(parent)) {
+      const list = children.get(parent) ?? [];
       list.push(actor);
-      children.set(actor.parentId, list);
+      children.set(parent, list);
     } else roots.push(actor);
   }
   const build = (actor) => {
     const item = document.createElement('li');
     const label = document.createElement('span');
-    label.className = `actor${selected === actor.sessionId ? ' selected' : ''}`;
+    label.className = `actor${selected === actor.id ? ' selected' : ''}${isGone(actor) ? ' gone' : ''}`;
     label.dataset.actor = actor.name;
+    label.dataset.id = actor.id;
+    label.dataset.app = String(actor.app);
     label.dataset.sessionId = actor.sessionId;
     label.textContent = actor.name;
     const state = document.createElement('span');
     state.className = 'state';
     state.textContent = describeValue(actor.snapshot?.value) || actor.snapshot?.status || '';
     label.append(state);
-    label.addEventListener('click', () => select(actor.sessionId));
+    label.addEventListener('click', () => select(actor.id));
     item.append(label);
-    const kids = children.get(actor.sessionId);
+    const kids = children.get(actor.id);
     if (kids) {
       const list = document.createElement('ul');
       for (const kid of kids) list.append(build(kid));
@@ -128,11 +174,29 @@ function renderTree() {
     return item;
   };
   const tree = $('tree');
-  tree.replaceChildren(...roots.map(build));
+  const appIds = [...new Set(roots.map((actor) => actor.app))];
+  // One app: its actors as they are. Several: a heading for each, so same names read apart.
+  if (appIds.length <= 1) {
+    tree.replaceChildren(...roots.map(build));
+    return;
+  }
+  tree.replaceChildren(
+    ...appIds.map((appId) => {
+      const item = document.createElement('li');
+      const heading = document.createElement('span');
+      heading.className = `app${apps.get(appId)?.connected === false ? ' gone' : ''}`;
+      heading.dataset.app = String(appId);
+      heading.textContent = appLabel(apps.get(appId) ?? { id: appId });
+      const list = document.createElement('ul');
+      for (const actor of roots) if (actor.app === appId) list.append(build(actor));
+      item.append(heading, list);
+      return item;
+    }),
+  );
 }
 
-function select(sessionId) {
-  selected = sessionId;
+function select(id) {
+  selected = id;
   $('command-status').textContent = '';
   queueRender();
 }
@@ -144,8 +208,8 @@ function renderSelected() {
   if (!actor) return;
   $('chart-title').textContent =
     `${actor.name}  ·  ${describeValue(actor.snapshot?.value) || actor.snapshot?.status || ''}`;
-  if (chartFor !== actor.sessionId) {
-    chartFor = actor.sessionId;
+  if (chartFor !== actor.id) {
+    chartFor = actor.id;
     void drawChart(actor);
   } else highlight(actor);
   renderContext(actor.snapshot?.context);
@@ -230,7 +294,7 @@ async function drawChart(actor) {
   };
   // ELK is the global that /vendor/elk.bundled.js defines.
   const layout = await new globalThis.ELK().layout(graph);
-  if (chartFor !== actor.sessionId) return; // another actor was selected meanwhile
+  if (chartFor !== actor.id) return; // another actor was selected meanwhile
   const nodes = new Map();
   const index = (node) => {
     nodes.set(node.id, node);
@@ -340,18 +404,19 @@ function renderContext(context) {
 
 function renderControls(actor) {
   const name = actor.name ?? '';
-  const rolebox = /^(session|fn|loop):/.test(name);
-  $('controls').hidden = !rolebox;
-  if (!rolebox) return;
+  // Only a rolebox app takes commands, and only while it is connected.
+  const rolebox = /^(session|fn|loop):/.test(name) && apps.get(actor.app)?.rolebox === true;
+  $('controls').hidden = !rolebox || isGone(actor);
+  if ($('controls').hidden) return;
   const buttons = $('signal-buttons');
-  if (buttons.dataset.for === name) return;
-  buttons.dataset.for = name;
+  if (buttons.dataset.for === actor.id) return;
+  buttons.dataset.for = actor.id;
   const make = (label, command) => {
     const button = document.createElement('button');
     button.type = 'button';
     button.dataset.send = label;
     button.textContent = label;
-    button.addEventListener('click', () => send(name, command));
+    button.addEventListener('click', () => send(actor.id, command));
     return button;
   };
   const list = [
@@ -374,7 +439,7 @@ function send(actor, command) {
 
 $('send-message').addEventListener('click', () => {
   const actor = actors.get(selected);
-  if (actor) send(actor.name, { kind: 'message', text: $('message-text').value });
+  if (actor) send(actor.id, { kind: 'message', text: $('message-text').value });
 });
 
 $('send-runtime').addEventListener('click', () => {
@@ -388,19 +453,21 @@ $('send-runtime').addEventListener('click', () => {
     $('command-status').textContent = `payload is not JSON: ${error.message}`;
     return;
   }
-  send(actor.name, { kind: 'runtime', event: { type: $('runtime-type').value, ...payload } });
+  send(actor.id, { kind: 'runtime', event: { type: $('runtime-type').value, ...payload } });
 });
 
 // ---- The event log ----
 
-function actorName(sessionId) {
-  return actors.get(sessionId)?.name ?? sessionId ?? '';
+function actorName(app, sessionId) {
+  return actors.get(`${app}/${sessionId}`)?.name ?? sessionId ?? '';
 }
 
 function logRow(entry) {
   const row = document.createElement('tr');
   const time = new Date(entry.at).toISOString().slice(11, 23);
-  const route = `${entry.sourceId ? actorName(entry.sourceId) : 'host'} → ${actorName(entry.sessionId)}`;
+  const within = `${entry.sourceId ? actorName(entry.app, entry.sourceId) : 'host'} → ${actorName(entry.app, entry.sessionId)}`;
+  // Several apps may use the same names: then each row says whose it is.
+  const route = apps.size > 1 ? `app ${entry.app} · ${within}` : within;
   for (const text of [time, route, entry.type]) {
     const cell = document.createElement('td');
     cell.textContent = text;

@@ -16,17 +16,25 @@ export async function resolveInspect(
     output.err(`streaming to the inspector at ${option}`);
     return { url: option };
   }
-  const server = await startInspectorServerOnFreePort(port);
+  const server = await startInspectorServerOnFreePort(port, inspectorLog(output));
   output.err(`inspector: ${server.url}`);
   return { url: server.wsUrl, server };
 }
 
+/** Where an inspector started by a command reports what it refused or dropped: stderr. */
+export function inspectorLog(output: Output): (message: string) => void {
+  return (message) => output.err(`» inspector: ${message}`);
+}
+
 /** Starts an inspector on `port`, or on any free port when `port` is taken. */
-export async function startInspectorServerOnFreePort(port: number): Promise<InspectorServer> {
+export async function startInspectorServerOnFreePort(
+  port: number,
+  log: (message: string) => void = () => {},
+): Promise<InspectorServer> {
   try {
-    return await startInspectorServer({ port, log: () => {} });
+    return await startInspectorServer({ port, log });
   } catch (error) {
     if ((error as NodeJS.ErrnoException).code !== 'EADDRINUSE' || port === 0) throw error;
-    return startInspectorServer({ port: 0, log: () => {} });
+    return startInspectorServer({ port: 0, log });
   }
 }

@@ -118,6 +118,10 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     )
     .option('--port <port>', 'port to listen on (0 for any free one)', wholeNumber(0), 7070)
     .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .option(
+      '--app-origin <origin...>',
+      'browser origin allowed to stream to it (e.g. http://localhost:5173); Node apps need none',
+    )
     .action(async (options) => {
       exit.code = await runInspectCommand(options, output);
     });

@@ -1,3 +1,4 @@
+import { basename } from 'node:path';
 import { createInspector } from '@statelyai/inspect';
 import safeStableStringify from 'safe-stable-stringify';
 import WebSocket from 'ws';
@@ -21,11 +22,26 @@ export interface WebSocketInspector {
 const stringify = safeStableStringify.configure({ maximumDepth: 10 });
 
 /**
+ * The largest frame sent; the inspector server closes a connection that sends a bigger one
+ * (its `maxFrameBytes`, 16 MiB by default), which would cost the app its identity there.
+ */
+export const MAX_INSPECTOR_FRAME_BYTES = 16 * 1024 * 1024;
+
+/** What the app tells the server first: it takes commands, and a name to show (`rolebox demo`). */
+function helloFrame(): string {
+  const script = basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '');
+  const name = [script, process.argv[2]].filter(Boolean).join(' ');
+  return JSON.stringify({ type: 'rolebox.app', name, pid: process.pid });
+}
+
+/**
  * Streams a rolebox's actors to an inspector server that speaks the @statelyai/inspect
  * WebSocket protocol (rolebox's own, or Stately's), and takes the page's commands on the
- * same socket. Events wait in a bounded buffer (500) while the socket connects; a lost
- * connection is retried every second until `stop()`, which cancels everything, so a
- * stopped rolebox never keeps its process alive.
+ * same socket. It says `rolebox.app` first (its name and pid), so the server knows it takes
+ * commands; a frame over {@link MAX_INSPECTOR_FRAME_BYTES} is not sent. Events wait in a
+ * bounded buffer (500) while the socket connects; a lost connection is retried every
+ * second until `stop()`, which cancels everything, so a stopped rolebox never keeps its
+ * process alive.
  */
 export function connectWebSocketInspector(
   url: string,
@@ -41,6 +57,7 @@ export function connectWebSocketInspector(
     const ws = new WebSocket(url);
     socket = ws;
     ws.on('open', () => {
+      ws.send(helloFrame());
       for (const frame of buffer.splice(0)) ws.send(frame);
     });
     ws.on('message', (data) => handleCommand(ws, String(data)));
@@ -77,6 +94,12 @@ export function connectWebSocketInspector(
       send(event: unknown) {
         if (stopped) return;
         const frame = stringify(event) as string;
+        // Dropped whole (a cut frame is not JSON) and here, so the connection stays open.
+        if (
+          frame.length > MAX_INSPECTOR_FRAME_BYTES / 3 &&
+          Buffer.byteLength(frame) > MAX_INSPECTOR_FRAME_BYTES
+        )
+          return;
         if (socket?.readyState === WebSocket.OPEN) socket.send(frame);
         else {
           buffer.push(frame);

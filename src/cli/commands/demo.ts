@@ -6,7 +6,7 @@ import { defineFunction } from '../../function/definition.js';
 import type { HostEvent } from '../../host-events.js';
 import { CommandDispatcher } from '../../ports/command-dispatcher.js';
 import { createRolebox, type Rolebox } from '../../rolebox.js';
-import { startInspectorServerOnFreePort } from '../inspector-option.js';
+import { inspectorLog, startInspectorServerOnFreePort } from '../inspector-option.js';
 import { type Output, untilInterrupted } from '../output.js';
 
 /** Options of `rolebox demo`. */
@@ -124,7 +124,8 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
   let server: InspectorServer | undefined;
   let rb: Rolebox | undefined;
   try {
-    if (!options.inspect) server = await startInspectorServerOnFreePort(options.port);
+    if (!options.inspect)
+      server = await startInspectorServerOnFreePort(options.port, inspectorLog(output));
     const url = options.inspect ?? (server as InspectorServer).wsUrl;
     rb = createRolebox({
       functions: DEMO_FUNCTIONS,
