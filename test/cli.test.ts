@@ -102,10 +102,11 @@ describe('bad arguments: a message naming the culprit, exit 2, nothing written',
       /rolebox: no store at "nowhere.db" \[invalid_argument\]/,
     ],
     ['replay of a missing file', ['replay', 'missing.run.json'], /missing\.run\.json/],
+    ['resume with no store', ['resume'], /no store at ".rolebox\/state.db": nothing to resume/],
     [
-      'resume with nothing recorded and no --worker',
-      ['resume'],
-      /no worker command is recorded in ".rolebox\/state.db"; pass --worker/,
+      'resume with a mistyped --store',
+      ['resume', '--store', 'stat.db', '--worker', 'cat'],
+      /no store at "stat.db": nothing to resume/,
     ],
   ];
   for (const [name, args, message] of cases) {
@@ -114,9 +115,19 @@ describe('bad arguments: a message naming the culprit, exit 2, nothing written',
       expect(result.code).toBe(2);
       expect(result.stderr).toMatch(message);
       expect(result.stdout).toBe('');
-      if (!args.includes('resume')) expect(existsSync(join(dir, '.rolebox'))).toBe(false);
+      expect(existsSync(join(dir, '.rolebox'))).toBe(false);
+      expect(existsSync(join(dir, 'stat.db'))).toBe(false);
     });
   }
+
+  it('resume with a store but no worker recorded and no --worker', async () => {
+    new SqliteSnapshotStore(join(dir, '.rolebox', 'state.db')).close();
+    const result = await cli('resume');
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      /no worker command is recorded in ".rolebox\/state.db"; pass --worker/,
+    );
+  });
 
   it('replay of a file that is not a recorded run', async () => {
     await writeFile(join(dir, 'bad.run.json'), '{"format": "something else"}');
