@@ -149,6 +149,10 @@ describe('rolebox loop', () => {
     );
     expect(result.stderr).not.toMatch(/^rolebox:/m);
     expect(result.code).toBe(0);
+    // The start note too: the command listens before the loop starts.
+    expect(result.stdout.split('\n')[0]).toBe(
+      '[loop-progress loop started: 2 rounds, inherit mode]',
+    );
     expect(result.stdout).toMatch(
       /^\[loop-progress round 1\/2 completed, session=t_\w+, duration=\d+\.\ds\]$/m,
     );

@@ -1,4 +1,5 @@
 import type { HostEvent } from '../host-events.js';
+import { crashPoint } from './crash-points.js';
 
 /** Where the CLI writes: stdout for results and notes, stderr for progress and errors. */
 export interface Output {
@@ -21,10 +22,13 @@ export function formatElapsed(ms: number): string {
 }
 
 /**
- * Prints a loop's life: its notes on stdout as they come, and on stderr a progress line at
- * each round start (round n/N, elapsed) plus a heartbeat while a round runs long. A round's
- * line is printed once `saved` resolves, so what it reports survives a crash.
- * Returns: a function that stops the heartbeat.
+ * Prints a loop's life: its notes on stdout and, on stderr, a progress line at each round
+ * start (round n/N, elapsed) plus a heartbeat while a round runs long. Nothing is printed
+ * ahead of the store (SPEC §6): each line waits until `saved` resolves for the state that
+ * produced it, so a kill never prints a note twice across a restart; lines keep their order.
+ * A line whose state could not be saved is not printed (the failure is reported instead).
+ * Returns: `stop` (ends the heartbeat, stops listening) and `printed` (resolves once every
+ * line received so far is out).
  */
 export function followLoops(
   on: (handler: (event: HostEvent) => void) => () => void,
@@ -32,18 +36,44 @@ export function followLoops(
   output: Output,
   saved: () => Promise<void> = () => Promise.resolve(),
   heartbeatMs = 10_000,
-): () => void {
+): { stop(): void; printed(): Promise<void> } {
   const startedAt = Date.now();
   let current: { loopId: string; round: number; at: number } | undefined;
+  // Lines wait here until a save that began after they arrived has finished; the lines one
+  // save made durable are written together (one write per stream), so a kill lands before
+  // or after all of them, never between a round's note and the loop's closing note.
+  let pending: { stream: 'out' | 'err'; text: string; point: string }[] = [];
+  let draining: Promise<void> | undefined;
+  const drain = async () => {
+    // What one command causes arrives in one turn (a round's note and the closing note):
+    // let it all arrive, so it is saved and printed together.
+    await new Promise<void>((resolve) => setImmediate(resolve));
+    while (pending.length > 0) {
+      const batch = pending;
+      pending = [];
+      try {
+        await saved();
+      } catch {
+        continue; // not stored, so not printed; the failure is reported on its own
+      }
+      const out = batch.filter((line) => line.stream === 'out').map((line) => line.text);
+      const err = batch.filter((line) => line.stream === 'err').map((line) => line.text);
+      if (out.length > 0) output.out(out.join('\n'));
+      if (err.length > 0) output.err(err.join('\n'));
+      for (const line of batch) crashPoint(line.point);
+    }
+    draining = undefined;
+  };
+  const durably = (line: (typeof pending)[number]) => {
+    pending.push(line);
+    draining ??= drain();
+  };
   const unsubscribe = on((event) => {
-    if (event.type === 'note') output.out(event.text);
+    if (event.type === 'note') durably({ stream: 'out', text: event.text, point: 'note' });
     if (event.type === 'round_started') {
       current = { loopId: event.loopId, round: event.round, at: Date.now() };
-      const line = `» round ${event.round}/${totals(event.loopId) ?? '?'} running (task ${event.taskId}) · elapsed ${formatElapsed(Date.now() - startedAt)}`;
-      saved().then(
-        () => output.err(line),
-        (error: Error) => output.err(`${line} (not saved: ${error.message})`),
-      );
+      const text = `» round ${event.round}/${totals(event.loopId) ?? '?'} running (task ${event.taskId}) · elapsed ${formatElapsed(Date.now() - startedAt)}`;
+      durably({ stream: 'err', text, point: 'round' });
     }
     if (event.type === 'loop_finished') current = undefined;
   });
@@ -55,9 +85,12 @@ export function followLoops(
     }
   }, heartbeatMs);
   timer.unref();
-  return () => {
-    clearInterval(timer);
-    unsubscribe();
+  return {
+    stop: () => {
+      clearInterval(timer);
+      unsubscribe();
+    },
+    printed: () => draining ?? Promise.resolve(),
   };
 }
 

@@ -1,9 +1,10 @@
-import { RoleboxError } from '../../errors.js';
+import { isRoleboxError, RoleboxError } from '../../errors.js';
 import { parseLoopCommand } from '../../loop/parse-loop-command.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import { CommandDispatcher } from '../../ports/command-dispatcher.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import { createRolebox, type Rolebox } from '../../rolebox.js';
+import { crashPoint } from '../crash-points.js';
 import { resolveInspect } from '../inspector-option.js';
 import { followLoops, type Output } from '../output.js';
 
@@ -21,6 +22,9 @@ export interface RunOptions {
   readonly roundTimeout?: number;
   readonly inspect?: string | boolean;
 }
+
+/** Exit code when the store cannot be written: the work stopped there (SPEC §6). */
+export const STORE_FAILED_EXIT_CODE = 3;
 
 /** Exit codes: complete 0, error or interrupted 1, cancelled 130 (as after Ctrl-C). */
 export function exitCodeFor(phases: readonly string[]): number {
@@ -56,26 +60,41 @@ export async function cliRolebox(options: RunOptions, worker: string, output: Ou
   return { rb, close };
 }
 
+/** A command's view of its loops' progress, subscribed before anything can happen. */
+export type LoopFollower = ReturnType<typeof followLoops>;
+
 /**
- * Waits until every loop in `loopIds` has finished, printing its progress. The first
- * Ctrl-C stops the loops (the stop-loop command); a second one leaves at once with
- * everything saved, for `rolebox resume` (so does SIGTERM).
+ * Starts printing the loops' progress (durably: see {@link followLoops}). Call it before
+ * `rb.start()` or `startLoop`, so no note is missed.
+ */
+export function followRolebox(
+  rb: Rolebox,
+  output: Output,
+  totals: (loopId: string) => number | undefined,
+): LoopFollower {
+  return followLoops(
+    (handler) => rb.on('*', handler),
+    totals,
+    output,
+    () => rb.flush(),
+  );
+}
+
+/**
+ * Waits until every loop in `loopIds` has finished and every line about it is printed. The
+ * first Ctrl-C stops the loops (the stop-loop command); a second one leaves at once with
+ * everything saved, for `rolebox resume` (so does SIGTERM, exit 143). A store that cannot
+ * be written stops the work with {@link STORE_FAILED_EXIT_CODE}.
  * Returns: the exit code.
  */
 export async function waitForLoops(
   rb: Rolebox,
   loopIds: Set<string>,
   output: Output,
-  totals: (loopId: string) => number | undefined,
+  follower: LoopFollower,
 ): Promise<number> {
   const phases: string[] = [];
   let interrupted = 0;
-  const stopFollowing = followLoops(
-    (handler) => rb.on('*', handler),
-    totals,
-    output,
-    () => rb.flush(),
-  );
   return new Promise<number>((resolve) => {
     const onSigint = () => {
       interrupted++;
@@ -94,28 +113,48 @@ export async function waitForLoops(
     };
     // SIGTERM (a supervisor stopping us) leaves at once, like a second Ctrl-C.
     const onSigterm = () => finish(143);
-    const finish = (code: number) => {
+    let finished = false;
+    let storeFailed = false;
+    const finish = (code: number, drain = false) => {
+      if (finished) return;
+      finished = true;
       process.off('SIGINT', onSigint);
       process.off('SIGTERM', onSigterm);
-      stopFollowing();
-      off();
-      resolve(code);
+      offFinished();
+      const done = () => {
+        offError();
+        follower.stop();
+        // The closing note's own save may be the one that failed.
+        resolve(storeFailed ? STORE_FAILED_EXIT_CODE : code);
+      };
+      // The closing note is printed once it is stored; leaving at once (a signal) does not wait.
+      if (drain) follower.printed().then(done, done);
+      else done();
     };
-    const off = rb.on('loop_finished', (event) => {
+    const offFinished = rb.on('loop_finished', (event) => {
       if (!loopIds.has(event.loopId)) return;
       loopIds.delete(event.loopId);
       phases.push(event.phase);
-      if (loopIds.size === 0) finish(exitCodeFor(phases));
+      if (loopIds.size === 0) finish(exitCodeFor(phases), true);
+    });
+    const offError = rb.on('error', (event) => {
+      if (!isRoleboxError(event.error, 'store_failed')) return;
+      storeFailed = true;
+      output.err(`rolebox: ${event.error.message} [store_failed]`);
+      output.err(
+        '» a round already running keeps running; `rolebox resume` picks it up once the store can be written',
+      );
+      finish(STORE_FAILED_EXIT_CODE);
     });
     process.on('SIGINT', onSigint);
     process.on('SIGTERM', onSigterm);
-    if (loopIds.size === 0) finish(0);
+    if (loopIds.size === 0) finish(0, true);
   });
 }
 
 /**
  * `rolebox loop "|loop:3| task" --worker "cmd"`: runs a loop with the command dispatcher
- * and the SQLite store, printing its notes. Returns the exit code.
+ * and the SQLite store, printing its notes (each once it is stored). Returns the exit code.
  */
 export async function runLoopCommand(
   text: string,
@@ -126,6 +165,9 @@ export async function runLoopCommand(
   if (command.clamped)
     output.err(`» ${command.requested} rounds asked for; loops run at most ${command.iterations}`);
   const { rb, close } = await cliRolebox(options, options.worker, output);
+  const total = command.iterations;
+  // Listening before the loop starts, so its start note is printed too.
+  const follower = followRolebox(rb, output, () => total);
   try {
     await rb.start();
     const session = await rb.openSession(options.session ? { id: options.session } : {});
@@ -137,11 +179,21 @@ export async function runLoopCommand(
     const started = session.startLoop(text);
     if (!started.ok)
       throw new RoleboxError('invalid_argument', `the loop was refused: ${started.reason}`);
+    // The acknowledgement says the loop exists: only once it is stored.
+    await rb.flush();
+    await follower.printed();
     output.err(
       `» session ${session.id}, loop ${started.loopId}: ${command.iterations} round(s), ${command.mode} mode`,
     );
-    const total = command.iterations;
-    return await waitForLoops(rb, new Set([started.loopId]), output, () => total);
+    crashPoint('ack');
+    return await waitForLoops(rb, new Set([started.loopId]), output, follower);
+  } catch (error) {
+    follower.stop();
+    if (isRoleboxError(error, 'store_failed')) {
+      output.err(`rolebox: ${error.message} [store_failed]`);
+      return STORE_FAILED_EXIT_CODE;
+    }
+    throw error;
   } finally {
     await close();
   }

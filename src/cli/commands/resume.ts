@@ -1,9 +1,17 @@
 import { existsSync } from 'node:fs';
-import { describeValue, RoleboxError } from '../../errors.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import type { Output } from '../output.js';
-import { cliRolebox, LIMITS_SLOT, type RunOptions, WORKER_SLOT, waitForLoops } from './loop.js';
+import {
+  cliRolebox,
+  followRolebox,
+  LIMITS_SLOT,
+  type RunOptions,
+  STORE_FAILED_EXIT_CODE,
+  WORKER_SLOT,
+  waitForLoops,
+} from './loop.js';
 
 /** How the stored loops were started: the worker command and the `--delay` / `--round-timeout` given. */
 interface RecordedRun {
@@ -76,11 +84,14 @@ export async function runResumeCommand(
     worker,
     output,
   );
+  const loops = new Map<string, number>();
+  // Listening before the restore, so nothing a restored loop says right away is missed.
+  const follower = followRolebox(rb, output, (loopId) => loops.get(loopId));
   try {
     const report = await rb.start();
+    // A refused record does not stop the others: they go on, and the exit code says so.
     for (const failure of report.failed)
       output.err(`» could not restore ${failure.sessionId}: ${failure.error.message}`);
-    const loops = new Map<string, number>();
     for (const sessionId of report.restored) {
       const loop = rb.session(sessionId).view().loop;
       if (loop && !isTerminalLoopPhase(loop.phase)) {
@@ -91,15 +102,21 @@ export async function runResumeCommand(
       }
     }
     if (loops.size === 0) {
+      follower.stop();
       output.err(
         `» nothing to resume (${report.restored.length} session(s) restored, no loop running)`,
       );
       return report.failed.length > 0 ? 1 : 0;
     }
-    const code = await waitForLoops(rb, new Set(loops.keys()), output, (loopId) =>
-      loops.get(loopId),
-    );
+    const code = await waitForLoops(rb, new Set(loops.keys()), output, follower);
     return report.failed.length > 0 && code === 0 ? 1 : code;
+  } catch (error) {
+    follower.stop();
+    if (isRoleboxError(error, 'store_failed')) {
+      output.err(`rolebox: ${error.message} [store_failed]`);
+      return STORE_FAILED_EXIT_CODE;
+    }
+    throw error;
   } finally {
     await close();
   }
