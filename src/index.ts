@@ -74,6 +74,13 @@ export type {
   FunctionPhase,
 } from './function/machine-types.js';
 export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './host-events.js';
+export {
+  ARTIFACT_NAME_PATTERN,
+  MAX_ARTIFACT_NAME_LENGTH,
+  MAX_CONDITION_DEPTH,
+  MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
+} from './input-limits.js';
 export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './limits.js';
 export { expandStopLoopCommand, shouldCancelLoop } from './loop/cancellation.js';
 export * from './loop/constants.js';
