@@ -3,6 +3,7 @@ import { parseCondition } from '../condition/parse.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import type { Condition, ConditionAst } from '../condition/types.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
+import { setOwn } from '../own-keys.js';
 
 /** Function names are kebab-case: `awaiting-approval`. */
 export const FUNCTION_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -245,8 +246,11 @@ export function checkFunctionSpec(
   });
   if (issues.length > 0) return { issues, warnings: [] };
 
+  // From the input, not zod's output (which drops a `__proto__` key), and stored as own
+  // keys: an unknown key is kept as written, whatever its name.
   const extra: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
+  for (const [key, value] of Object.entries(spec as object))
+    if (!KNOWN_KEYS.has(key)) setOwn(extra, key, value);
   const warnings = Object.keys(extra).map(
     (key) =>
       `${file ? `${file}: ` : ''}function ${data.name}: unknown key ${describeValue(key)} is kept but ignored`,

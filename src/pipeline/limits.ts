@@ -36,7 +36,7 @@ export function resolvePipelineLimits(overrides: Partial<PipelineLimits> = {}): 
   }
   const limits = { ...DEFAULT_PIPELINE_LIMITS, ...overrides };
   for (const [name, value] of Object.entries(limits)) {
-    if (!(name in DEFAULT_PIPELINE_LIMITS)) {
+    if (!Object.hasOwn(DEFAULT_PIPELINE_LIMITS, name)) {
       throw new RoleboxError('invalid_argument', `unknown pipeline limit ${describeValue(name)}`, {
         limit: name,
       });
