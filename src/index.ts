@@ -76,6 +76,7 @@ export type {
 export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './host-events.js';
 export {
   ARTIFACT_NAME_PATTERN,
+  ARTIFACT_NAME_RULE,
   MAX_ARTIFACT_NAME_LENGTH,
   MAX_CONDITION_DEPTH,
   MAX_PAYLOAD_BYTES,

@@ -25,5 +25,10 @@ export const MAX_ARTIFACT_NAME_LENGTH = 128;
  * {@link MAX_ARTIFACT_NAME_LENGTH} characters. No parentheses or commas, so a name always
  * reads back out of a condition unchanged.
  */
-export const ARTIFACT_NAME_PATTERN =
-  /^[\p{L}\p{N}](?:[\p{L}\p{M}\p{N}_.:/\- ]{0,126}[\p{L}\p{M}\p{N}_.:/-])?$/u;
+export const ARTIFACT_NAME_PATTERN: RegExp = new RegExp(
+  `^[\\p{L}\\p{N}](?:[\\p{L}\\p{M}\\p{N}_.:/\\- ]{0,${MAX_ARTIFACT_NAME_LENGTH - 2}}[\\p{L}\\p{M}\\p{N}_.:/-])?$`,
+  'u',
+);
+
+/** {@link ARTIFACT_NAME_PATTERN} in words, for messages. */
+export const ARTIFACT_NAME_RULE = `1-${MAX_ARTIFACT_NAME_LENGTH} characters: letters or digits of any script, combining marks, spaces and _ . : / -, starting with a letter or digit and not ending in a space`;

@@ -1,3 +1,4 @@
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../input-limits.js';
 import { ownValue } from '../own-keys.js';
 import { isSignalType, SIGNAL_TYPES } from '../signal/catalogue.js';
 import { hasSignal } from '../signal/ledger.js';
@@ -15,6 +16,8 @@ export const BUILTIN_CONDITIONS: Readonly<Record<string, NamedCondition>> = {
   artifact_exists: {
     description: 'the session has an artifact with this name',
     argument: 'required',
+    validateArg: (arg) =>
+      ARTIFACT_NAME_PATTERN.test(arg) ? undefined : `an artifact name is ${ARTIFACT_NAME_RULE}`,
     evaluate: (arg, env) => env.artifacts.includes(arg as string),
   },
   tool_observed: {

@@ -3,6 +3,7 @@ import { parseCondition } from '../condition/parse.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import type { Condition, ConditionAst } from '../condition/types.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../input-limits.js';
 import { setOwn } from '../own-keys.js';
 
 /** Function names are kebab-case: `awaiting-approval`. */
@@ -36,7 +37,10 @@ export const functionSpecSchema = z.looseObject({
     .array(
       z.strictObject({
         tool: z.string().min(1),
-        capture_payload_as: z.string().min(1).optional(),
+        capture_payload_as: z
+          .string()
+          .regex(ARTIFACT_NAME_PATTERN, `an artifact name must be ${ARTIFACT_NAME_RULE}`)
+          .optional(),
         set_evidence: z.string().min(1).optional(),
       }),
     )
