@@ -157,6 +157,7 @@ export type {
   SourceWindow,
 } from './pipeline/context.js';
 export {
+  DEFAULT_GUARD_TTL_MS,
   type GuardBackend,
   type GuardState,
   InMemoryGuardBackend,
@@ -165,6 +166,7 @@ export {
   debounce,
   type GuardOptions,
   type GuardWait,
+  guardLane,
   outerTimeout,
   throttle,
 } from './pipeline/guards.js';
