@@ -44,11 +44,14 @@ export class InMemorySourceEventStore implements SourceEventStore {
     this.#locks.delete(scopeKey);
   }
 
+  // Copies on the way in and out, as a shared store would: a caller changing the object it
+  // wrote or read afterwards does not change the stored window.
   async readWindow(scopeKey: string): Promise<SourceWindow | undefined> {
-    return this.#windows.get(scopeKey);
+    const window = this.#windows.get(scopeKey);
+    return window === undefined ? undefined : { ...window };
   }
 
   async writeWindow(scopeKey: string, window: SourceWindow, ttlMs: number): Promise<void> {
-    this.#windows.set(scopeKey, window, ttlMs);
+    this.#windows.set(scopeKey, { ...window }, ttlMs);
   }
 }
