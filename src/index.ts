@@ -66,7 +66,14 @@ export {
   type FunctionTransition,
   functionSpecSchema,
 } from './function/definition.js';
-export { type LoadFunctionsOptions, loadFunctions, splitFrontmatter } from './function/load.js';
+export {
+  checkFunctionMarkdown,
+  type FunctionMarkdownOptions,
+  type LoadFunctionsOptions,
+  loadFunctions,
+  parseFunctionMarkdown,
+  splitFrontmatter,
+} from './function/load.js';
 export type {
   FunctionContext,
   FunctionEvent,

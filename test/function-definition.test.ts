@@ -8,6 +8,7 @@ import {
   type DefinitionIssue,
   defineFunction,
   loadFunctions,
+  parseFunctionMarkdown,
   splitFrontmatter,
 } from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
@@ -258,5 +259,23 @@ describe('loadFunctions', () => {
     });
     expect(splitFrontmatter('---\nname: a\n---')).toEqual({ frontmatter: 'name: a', body: '' });
     expect(splitFrontmatter('name: a')).toBeUndefined();
+  });
+
+  it('parseFunctionMarkdown reads one definition from text, as loadFunctions reads a file', () => {
+    const definition = parseFunctionMarkdown(
+      '---\nname: review\ngate: all(signal_observed(answer), artifact_exists(设计文档))\n---\n\nCheck it.\n',
+      { source: 'review.md' },
+    );
+    expect(definition).toMatchObject({ name: 'review', body: 'Check it.\n', source: 'review.md' });
+    expect(definition.gate?.kind).toBe('all');
+    for (const [text, named] of [
+      ['name: a', '(frontmatter): expected a YAML frontmatter block'],
+      ['---\nname: [a\n---\n', '(frontmatter): invalid YAML at line'],
+      ['---\nname: A\n---\n', 'name: must be kebab-case'],
+    ] as const) {
+      const error = errorOf(() => parseFunctionMarkdown(text));
+      expect(error.code).toBe('invalid_function_definition');
+      expect(error.message).toContain(named);
+    }
   });
 });
