@@ -96,6 +96,11 @@ export function parseLoopCommand(
       fail(`iterations must be a whole number, got ${describeValue(values.iterations)}`);
     requested = Number(values.iterations);
     if (requested < 1) fail(`iterations must be at least 1, got ${requested}`);
+    // Clamped below, but the count asked for is kept in context, which must be JSON.
+    if (!Number.isSafeInteger(requested))
+      fail(
+        `iterations must be at most ${Number.MAX_SAFE_INTEGER}, got ${describeValue(values.iterations)}`,
+      );
   }
   let mode: LoopMode = 'inherit';
   if (values.mode !== undefined) {
