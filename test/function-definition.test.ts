@@ -278,4 +278,26 @@ describe('loadFunctions', () => {
       expect(error.message).toContain(named);
     }
   });
+
+  it('YAML warnings go to onWarning with the definition’s own, not to the process', async () => {
+    const warnings: string[] = [];
+    const emitted: string[] = [];
+    const listener = (warning: Error) => emitted.push(warning.message);
+    process.on('warning', listener);
+    try {
+      parseFunctionMarkdown('---\nname: a\nnote: !custom x\n---\n', {
+        source: 'a.md',
+        onWarning: (warning) => warnings.push(warning),
+      });
+      // process.emitWarning delivers on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', listener);
+    }
+    expect(warnings).toEqual([
+      'a.md: YAML: Unresolved tag: !custom at line 2, column 7:',
+      'a.md: function a: unknown key "note" is kept but ignored',
+    ]);
+    expect(emitted).toEqual([]);
+  });
 });

@@ -1,6 +1,6 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parse as parseYaml, YAMLParseError } from 'yaml';
+import { parseDocument, YAMLParseError } from 'yaml';
 import { describeValue, RoleboxError } from '../errors.js';
 import { checkCatalog } from './catalog.js';
 import {
@@ -53,8 +53,16 @@ export function checkFunctionMarkdown(
     };
   }
   let spec: unknown;
+  const yamlWarnings: string[] = [];
   try {
-    spec = parseYaml(split.frontmatter);
+    // YAML's own warnings (an unresolved tag, …) go to onWarning with the definition's,
+    // not straight to the process.
+    const document = parseDocument(split.frontmatter, { logLevel: 'silent' });
+    const [error] = document.errors;
+    if (error) throw error;
+    for (const warning of document.warnings)
+      yamlWarnings.push(`${file ? `${file}: ` : ''}YAML: ${warning.message.split('\n')[0]}`);
+    spec = document.toJS();
   } catch (error) {
     const where =
       error instanceof YAMLParseError && error.linePos
@@ -71,7 +79,8 @@ export function checkFunctionMarkdown(
       warnings: [],
     };
   }
-  return checkFunctionSpec(spec, { ...options, body: split.body });
+  const checked = checkFunctionSpec(spec, { ...options, body: split.body });
+  return { ...checked, warnings: [...yamlWarnings, ...checked.warnings] };
 }
 
 /**
