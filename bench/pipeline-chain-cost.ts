@@ -70,7 +70,8 @@ async function direct(): Promise<void> {
       now: () => source.timestamp,
       guards: {
         get: (lane) => guards.get(source.scopeKey, lane),
-        touch: (lane, now = source.timestamp) => guards.touch(source.scopeKey, lane, now),
+        touch: (lane, now = source.timestamp) =>
+          guards.touch(source.scopeKey, lane, now, 3_600_000),
       },
     };
     const judged = await judge(source);
@@ -87,6 +88,7 @@ async function scheduler(): Promise<void> {
     clock: realClock,
     telemetry: new PipelineTelemetry(),
     maxSteps: 256,
+    guardTtlMs: 3_600_000,
   };
   for (let n = 0; n < CHAINS; n++) await runChain(sourceAt(n), `run${n}`, deps);
 }

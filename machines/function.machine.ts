@@ -12,6 +12,7 @@ import type {
   FunctionToSessionEvent,
 } from '../src/function/machine-types.js';
 import type { MachineEnv } from '../src/machine-env.js';
+import { setOwn } from '../src/own-keys.js';
 import type { SessionFacts } from '../src/session/facts.js';
 import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
 import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
@@ -69,7 +70,7 @@ export function createFunctionMachine(env: MachineEnv) {
   const evidenceFor = (context: FunctionContext, tool: string): Record<string, boolean> => {
     const evidence = { ...context.evidenceObserved };
     for (const entry of definitionOf(context).observe)
-      if (entry.tool === tool && entry.setEvidence) evidence[entry.setEvidence] = true;
+      if (entry.tool === tool && entry.setEvidence) setOwn(evidence, entry.setEvidence, true);
     return evidence;
   };
 

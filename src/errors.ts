@@ -74,13 +74,30 @@ export function isRoleboxError(error: unknown, code?: ErrorCode): error is Roleb
 
 /** Renders a value for an error message: short, quoted when a string, never throws. */
 export function describeValue(value: unknown): string {
-  if (typeof value === 'string')
-    return JSON.stringify(value.length > 120 ? `${value.slice(0, 117)}...` : value);
+  const short = (text: string) => (text.length > 120 ? `${text.slice(0, 117)}...` : text);
+  if (typeof value === 'string') return JSON.stringify(short(value));
   if (value === undefined) return 'undefined';
+  if (typeof value === 'bigint') return `${value}n`;
+  if (typeof value === 'symbol' || typeof value === 'function') {
+    try {
+      return short(String(value).split('\n')[0] as string);
+    } catch {
+      return typeof value;
+    }
+  }
   try {
-    const text = JSON.stringify(value);
-    return text.length > 120 ? `${text.slice(0, 117)}...` : text;
+    // A bigint inside is shown as such instead of making JSON.stringify throw.
+    const text = JSON.stringify(value, (_key, item: unknown) =>
+      typeof item === 'bigint' ? `${item}n` : item,
+    );
+    if (typeof text === 'string') return short(text);
   } catch {
-    return String(value);
+    // Cyclic, too deep, or a throwing toJSON: fall through to the tag.
+  }
+  try {
+    return short(String(value));
+  } catch {
+    // Null prototype, or a toString that is not a function.
+    return Object.prototype.toString.call(value);
   }
 }

@@ -66,7 +66,14 @@ export {
   type FunctionTransition,
   functionSpecSchema,
 } from './function/definition.js';
-export { type LoadFunctionsOptions, loadFunctions, splitFrontmatter } from './function/load.js';
+export {
+  checkFunctionMarkdown,
+  type FunctionMarkdownOptions,
+  type LoadFunctionsOptions,
+  loadFunctions,
+  parseFunctionMarkdown,
+  splitFrontmatter,
+} from './function/load.js';
 export type {
   FunctionContext,
   FunctionEvent,
@@ -74,6 +81,14 @@ export type {
   FunctionPhase,
 } from './function/machine-types.js';
 export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './host-events.js';
+export {
+  ARTIFACT_NAME_PATTERN,
+  ARTIFACT_NAME_RULE,
+  MAX_ARTIFACT_NAME_LENGTH,
+  MAX_CONDITION_DEPTH,
+  MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
+} from './input-limits.js';
 export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './limits.js';
 export { expandStopLoopCommand, shouldCancelLoop } from './loop/cancellation.js';
 export * from './loop/constants.js';
@@ -149,6 +164,7 @@ export type {
   SourceWindow,
 } from './pipeline/context.js';
 export {
+  DEFAULT_GUARD_TTL_MS,
   type GuardBackend,
   type GuardState,
   InMemoryGuardBackend,
@@ -157,6 +173,7 @@ export {
   debounce,
   type GuardOptions,
   type GuardWait,
+  guardLane,
   outerTimeout,
   throttle,
 } from './pipeline/guards.js';

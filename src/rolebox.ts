@@ -219,7 +219,8 @@ export class Rolebox {
           clock: this.#clock,
           debounceMs,
           sessionSnapshot: (sessionId) =>
-            this.#actor?.getSnapshot().context.sessions[sessionId] !== undefined
+            this.#actor !== undefined &&
+            Object.hasOwn(this.#actor.getSnapshot().context.sessions, sessionId)
               ? this.system.system.get(sessionActorId(sessionId))?.getPersistedSnapshot()
               : undefined,
           systemSnapshot: () => ({

@@ -1,4 +1,5 @@
 import { describeValue, RoleboxError } from './errors.js';
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from './input-limits.js';
 import type { ArtifactRecord, ArtifactStatus } from './session/artifact.js';
 import { ARTIFACT_STATUSES, assertArtifactStatusChange } from './session/artifact-lifecycle.js';
 import { currentArtifact } from './session/artifact-store.js';
@@ -11,8 +12,6 @@ export interface ArtifactsHost {
   artifacts(): readonly ArtifactRecord[];
   deliver(command: SessionCommand): void;
 }
-
-const NAME = /^[A-Za-z0-9][A-Za-z0-9_.:/-]{0,127}$/;
 
 /**
  * A session's artifacts. Writes create drafts (or edit the current draft of that name);
@@ -45,10 +44,10 @@ export class ArtifactsHandle {
       );
     }
     const { name, workerId, content, summary } = artifact;
-    if (typeof name !== 'string' || !NAME.test(name)) {
+    if (typeof name !== 'string' || !ARTIFACT_NAME_PATTERN.test(name)) {
       throw new RoleboxError(
         'invalid_argument',
-        `artifact name must be 1-128 characters of letters, digits and _ . : / -, got ${describeValue(name)}`,
+        `artifact name must be ${ARTIFACT_NAME_RULE}, got ${describeValue(name)}`,
         {
           name,
         },

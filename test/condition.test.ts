@@ -2,9 +2,11 @@ import { describe, expect, it } from 'vitest';
 import {
   type ConditionEnv,
   ConditionRegistry,
+  defineFunction,
   evaluateCondition,
   formatCondition,
   LEDGER_KEY,
+  MAX_CONDITION_DEPTH,
   parseCondition,
   registerCondition,
 } from '../src/index.js';
@@ -120,6 +122,85 @@ describe('combinations', () => {
       registry,
     );
     expect(formatCondition(ast)).toBe('all(signal_observed(answer), not(user_approval()))');
+  });
+});
+
+describe('combinators written as text', () => {
+  const registry = new ConditionRegistry();
+  const answered = { kv: { [LEDGER_KEY]: { answer: null } } };
+
+  it('all(…), any(…) and not(…) parse to the same AST as the object form', () => {
+    expect(parseCondition('all(signal_observed(answer), not(state_eq(k=a,b)))', registry)).toEqual(
+      parseCondition({ all: ['signal_observed(answer)', { not: 'state_eq(k=a,b)' }] }, registry),
+    );
+    expect(parseCondition('any()', registry)).toEqual({ kind: 'any', of: [] });
+    expect(holds('any(signal_observed(escalate), signal_observed(answer))', answered)).toBe(true);
+    expect(holds('not(signal_observed(answer))', answered)).toBe(false);
+  });
+
+  it('formatCondition reads back to the same AST', () => {
+    const ast = parseCondition(
+      { any: [{ all: [] }, { not: { any: ['tool_observed(a,b)', 'user_approval()'] } }] },
+      registry,
+    );
+    expect(parseCondition(formatCondition(ast), registry)).toEqual(ast);
+  });
+
+  it.each([
+    ['all', 'needs its conditions in parentheses'],
+    ['not()', 'not takes exactly one condition, got 0'],
+    ['not(user_approval(), user_approval())', 'not takes exactly one condition, got 2'],
+    ['all(user_approval(),,user_approval())', 'an empty condition'],
+    ['any(user_approval(), )', 'an empty condition'],
+  ])('%j → condition_syntax', (text, named) => {
+    const error = errorOf(() => parseCondition(text, registry));
+    expect(error.code).toBe('condition_syntax');
+    expect(error.message).toContain(named);
+  });
+
+  it('all, any and not cannot be registered as named conditions', () => {
+    for (const name of ['all', 'any', 'not'])
+      expect(errorOf(() => registry.register(name, () => true)).code).toBe('invalid_argument');
+  });
+});
+
+describe('nesting depth', () => {
+  const registry = new ConditionRegistry();
+  const nestedObject = (levels: number): unknown => {
+    let condition: unknown = 'user_approval()';
+    for (let i = 1; i < levels; i++) condition = { not: condition };
+    return condition;
+  };
+  const nestedText = (levels: number) =>
+    `${'not('.repeat(levels - 1)}user_approval()${')'.repeat(levels - 1)}`;
+
+  it(`takes ${MAX_CONDITION_DEPTH} levels and refuses ${MAX_CONDITION_DEPTH + 1}, as object or text`, () => {
+    expect(() => parseCondition(nestedObject(MAX_CONDITION_DEPTH), registry)).not.toThrow();
+    expect(() => parseCondition(nestedText(MAX_CONDITION_DEPTH), registry)).not.toThrow();
+    for (const condition of [
+      nestedObject(MAX_CONDITION_DEPTH + 1),
+      nestedText(MAX_CONDITION_DEPTH + 1),
+    ]) {
+      const error = errorOf(() => parseCondition(condition, registry, 'gate'));
+      expect(error.code).toBe('condition_syntax');
+      expect(error.message).toContain(`nested at most ${MAX_CONDITION_DEPTH} levels deep`);
+    }
+  });
+
+  it('an 8 000-deep condition is a RoleboxError, not a stack overflow', () => {
+    for (const condition of [nestedObject(8_000), nestedText(8_000)])
+      expect(errorOf(() => parseCondition(condition, registry)).code).toBe('condition_syntax');
+    let wide: unknown = 'user_approval()';
+    for (let i = 0; i < 8_000; i++) wide = { all: [wide] };
+    expect(errorOf(() => parseCondition(wide, registry)).code).toBe('condition_syntax');
+  });
+
+  it('a function definition with one is refused with invalid_function_definition', () => {
+    const error = errorOf(() =>
+      defineFunction({ name: 'deep', gate: nestedObject(8_000) as never }),
+    );
+    expect(error.code).toBe('invalid_function_definition');
+    expect(error.message).toContain('conditions may be nested at most 32 levels deep');
   });
 });
 

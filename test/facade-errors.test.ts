@@ -3,6 +3,7 @@ import {
   createRolebox,
   type ErrorCode,
   MemorySnapshotStore,
+  parseToolCallText,
   type SessionHandle,
 } from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
@@ -280,5 +281,38 @@ describe('host events', () => {
     off();
     session.signal({ type: 'progress' });
     expect(seen).toEqual(['function_activated']);
+  });
+});
+
+describe('messages name any value without failing themselves', () => {
+  const bare = (fields: Record<string, unknown>) => Object.assign(Object.create(null), fields);
+
+  it.each([
+    ['a null-prototype object holding a bigint', bare({ a: 0n }), '{"a":"0n"}'],
+    ['an object whose toString is a bigint', { toString: 0n }, '{"toString":"0n"}'],
+    [
+      'a cyclic null-prototype object',
+      (() => {
+        const cyclic = bare({});
+        cyclic.self = cyclic;
+        return cyclic;
+      })(),
+      '[object Object]',
+    ],
+    ['a bigint', 10n, '10n'],
+    ['a symbol', Symbol('s'), 'Symbol(s)'],
+  ])('%s', (_what, value, named) => {
+    const error = errorOf(() => parseToolCallText(value));
+    expect(error.code).toBe('malformed_tool_text');
+    expect(error.message).toBe(`tool-call text must be a string, got ${named}`);
+  });
+
+  it('a function is named by its first line, cut short', () => {
+    const error = errorOf(() =>
+      parseToolCallText(function long() {
+        return 'x'.repeat(500);
+      }),
+    );
+    expect(error.message).toBe('tool-call text must be a string, got function long() {');
   });
 });

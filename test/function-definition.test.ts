@@ -8,6 +8,7 @@ import {
   type DefinitionIssue,
   defineFunction,
   loadFunctions,
+  parseFunctionMarkdown,
   splitFrontmatter,
 } from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
@@ -258,5 +259,45 @@ describe('loadFunctions', () => {
     });
     expect(splitFrontmatter('---\nname: a\n---')).toEqual({ frontmatter: 'name: a', body: '' });
     expect(splitFrontmatter('name: a')).toBeUndefined();
+  });
+
+  it('parseFunctionMarkdown reads one definition from text, as loadFunctions reads a file', () => {
+    const definition = parseFunctionMarkdown(
+      '---\nname: review\ngate: all(signal_observed(answer), artifact_exists(设计文档))\n---\n\nCheck it.\n',
+      { source: 'review.md' },
+    );
+    expect(definition).toMatchObject({ name: 'review', body: 'Check it.\n', source: 'review.md' });
+    expect(definition.gate?.kind).toBe('all');
+    for (const [text, named] of [
+      ['name: a', '(frontmatter): expected a YAML frontmatter block'],
+      ['---\nname: [a\n---\n', '(frontmatter): invalid YAML at line'],
+      ['---\nname: A\n---\n', 'name: must be kebab-case'],
+    ] as const) {
+      const error = errorOf(() => parseFunctionMarkdown(text));
+      expect(error.code).toBe('invalid_function_definition');
+      expect(error.message).toContain(named);
+    }
+  });
+
+  it('YAML warnings go to onWarning with the definition’s own, not to the process', async () => {
+    const warnings: string[] = [];
+    const emitted: string[] = [];
+    const listener = (warning: Error) => emitted.push(warning.message);
+    process.on('warning', listener);
+    try {
+      parseFunctionMarkdown('---\nname: a\nnote: !custom x\n---\n', {
+        source: 'a.md',
+        onWarning: (warning) => warnings.push(warning),
+      });
+      // process.emitWarning delivers on a later tick.
+      await new Promise((resolve) => setImmediate(resolve));
+    } finally {
+      process.off('warning', listener);
+    }
+    expect(warnings).toEqual([
+      'a.md: YAML: Unresolved tag: !custom at line 2, column 7:',
+      'a.md: function a: unknown key "note" is kept but ignored',
+    ]);
+    expect(emitted).toEqual([]);
   });
 });

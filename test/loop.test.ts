@@ -87,6 +87,8 @@ describe('parseLoopCommand (SPEC §3.1)', () => {
     ['|loop:2.5| x', 'iterations must be a whole number, got "2.5"'],
     ['|loop:-1| x', 'iterations must be a whole number, got "-1"'],
     ['|loop:0| x', 'iterations must be at least 1, got 0'],
+    ['|loop:9007199254740992| x', 'iterations must be at most 9007199254740991'],
+    [`|loop:${'9'.repeat(30)}| x`, 'iterations must be at most 9007199254740991'],
     [
       '|loop:3,sideways| x',
       'mode must be inherit (on, true) or fresh (no-inherit, off, false), got "sideways"',

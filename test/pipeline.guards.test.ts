@@ -3,18 +3,25 @@ import {
   applyOnce,
   createAction,
   createSignal,
+  DEFAULT_GUARD_TTL_MS,
+  DEFAULT_PIPELINE_LIMITS,
   debounce,
   defineActionHandler,
   definePolicy,
   defineSourceHandler,
   type ExecutorResult,
+  type GuardWait,
+  guardLane,
   hasApplied,
+  InMemoryGuardBackend,
   markApplied,
   outerTimeout,
   type PipelineRun,
+  SimulatedClock,
   type TerminalResult,
   throttle,
 } from '../src/index.js';
+import { errorOf } from './support/errors.js';
 import { asRun, testPipeline } from './support/pipeline.js';
 
 type Guard = typeof debounce | typeof throttle | typeof outerTimeout;
@@ -230,5 +237,141 @@ describe('idempotency', () => {
     ]);
     await pipeline.emit({ sourceType: 'x' });
     expect(seen).toEqual([false, true, true]);
+  });
+});
+
+describe('guard sub-lanes and their time to live', () => {
+  /** A pipeline whose handler runs throttle, debounce and outer timeout on the one lane "l". */
+  function allThree(options: { limits?: { guardTtlMs: number } } = {}) {
+    const answers: string[][] = [];
+    const setup = testPipeline(
+      [
+        definePolicy('p', [
+          defineSourceHandler('x', 'x:all', async (_source, ctx) => {
+            const said = async (guard: Guard, ms: number) => {
+              const held: GuardWait | TerminalResult | undefined = await guard(ctx, {
+                lane: 'l',
+                ms,
+              });
+              if (held === undefined) return 'pass';
+              if (held.status === 'wait') return `wait ${(held as GuardWait).pending.delayMs}`;
+              return held.status === 'conclude' ? (held.concluded?.reason ?? 'conclude') : '?';
+            };
+            answers.push([
+              await said(throttle, 1_000),
+              await said(debounce, 1_000),
+              await said(outerTimeout, 5_000),
+            ]);
+            return undefined;
+          }),
+        ]),
+      ],
+      options,
+    );
+    let n = 0;
+    const at = async (time: number): Promise<string[]> => {
+      setup.clock.advance(time - (setup.clock.now() - 1_000_000));
+      await setup.pipeline.emit({ sourceType: 'x', sourceId: `e${n++}` });
+      return answers.at(-1) as string[];
+    };
+    return { at, ...setup };
+  }
+
+  it('debounce, throttle and outer timeout on the same lane each keep their own state', async () => {
+    const { at } = allThree();
+    // Sharing one state, the throttle's touch made the debounce wait at once.
+    expect(await at(0)).toEqual(['pass', 'pass', 'pass']);
+    expect(await at(400)).toEqual(['wait 600', 'wait 1000', 'pass']);
+    // The debounce was extended at 400; the throttle did not touch its lane while waiting.
+    expect(await at(1_000)).toEqual(['pass', 'wait 1000', 'pass']);
+    expect(await at(5_000)).toEqual(['pass', 'pass', 'timed_out']);
+  });
+
+  it('each guard’s state is on lane <lane>::debounce, ::throttle, ::outer-timeout', async () => {
+    const lanes: Record<string, unknown> = {};
+    const { pipeline } = testPipeline([
+      definePolicy('p', [
+        defineSourceHandler('x', 'x:lanes', async (_source, ctx) => {
+          await debounce(ctx, { lane: 'l', ms: 10 });
+          await throttle(ctx, { lane: 'l', ms: 10 });
+          await outerTimeout(ctx, { lane: 'l', ms: 10 });
+          for (const lane of ['l', 'l::debounce', 'l::throttle', 'l::outer-timeout'])
+            lanes[lane] = await ctx.guards.get(lane);
+          return undefined;
+        }),
+      ]),
+    ]);
+    await pipeline.emit({ sourceType: 'x' });
+    const touched = { lastEventAt: 1_000_000, startedAt: 1_000_000 };
+    expect(lanes).toEqual({
+      l: {},
+      'l::debounce': touched,
+      'l::throttle': touched,
+      'l::outer-timeout': touched,
+    });
+    expect(guardLane('outer-timeout', 'l')).toBe('l::outer-timeout');
+  });
+
+  it('an outer timeout does not conclude its scope forever: the lane expires an hour after it started', async () => {
+    const { at } = allThree();
+    expect((await at(0))[2]).toBe('pass');
+    expect((await at(5_000))[2]).toBe('timed_out');
+    expect((await at(DEFAULT_PIPELINE_LIMITS.guardTtlMs - 1))[2]).toBe('timed_out');
+    // Expired: this event starts a new clock, which times out 5 s later again.
+    expect((await at(DEFAULT_PIPELINE_LIMITS.guardTtlMs))[2]).toBe('pass');
+    expect((await at(DEFAULT_PIPELINE_LIMITS.guardTtlMs + 5_000))[2]).toBe('timed_out');
+  });
+
+  it('limits.guardTtlMs sets the time to live, on the pipeline’s clock', async () => {
+    const { at } = allThree({ limits: { guardTtlMs: 60_000 } });
+    expect(await at(0)).toEqual(['pass', 'pass', 'pass']);
+    expect(await at(59_999)).toEqual(['pass', 'pass', 'timed_out']);
+    // Throttle and debounce were touched at 59 999 and live on; the outer timeout's lane,
+    // touched only when it started at 0, has expired and starts again.
+    expect(await at(60_000)).toEqual(['wait 999', 'wait 1000', 'pass']);
+    expect(errorOf(() => testPipeline([], { limits: { guardTtlMs: 0 } })).message).toBe(
+      'pipeline limit guardTtlMs must be a whole number ≥ 1, got 0',
+    );
+  });
+
+  it('InMemoryGuardBackend forgets a lane ttlMs after its last touch, on its clock', async () => {
+    const clock = new SimulatedClock(0);
+    const guards = new InMemoryGuardBackend(clock);
+    await guards.touch('s', 'a', 0, 1_000);
+    clock.advance(600);
+    await guards.touch('s', 'a', 600, 1_000);
+    clock.advance(999);
+    expect(await guards.get('s', 'a')).toEqual({ lastEventAt: 600, startedAt: 0 });
+    clock.advance(1);
+    expect(await guards.get('s', 'a')).toEqual({});
+    // Without a ttl it lives an hour; the state handed out is a copy.
+    const state = await guards.touch('s', 'b', 1_600);
+    (state as { lastEventAt: number }).lastEventAt = 0;
+    clock.advance(DEFAULT_GUARD_TTL_MS - 1);
+    expect(await guards.get('s', 'b')).toEqual({ lastEventAt: 1_600, startedAt: 1_600 });
+    clock.advance(1);
+    expect(await guards.get('s', 'b')).toEqual({});
+  });
+
+  it('an idempotency mark lasts guardTtlMs', async () => {
+    const seen: boolean[] = [];
+    const { pipeline, clock } = testPipeline(
+      [
+        definePolicy('p', [
+          defineSourceHandler('x', 'x:mark', async (_source, ctx) => {
+            seen.push(await hasApplied(ctx, 'k'));
+            await markApplied(ctx, 'k');
+            return undefined;
+          }),
+        ]),
+      ],
+      { limits: { guardTtlMs: 10_000 } },
+    );
+    await pipeline.emit({ sourceType: 'x', sourceId: 'a' });
+    clock.advance(9_999);
+    await pipeline.emit({ sourceType: 'x', sourceId: 'b' });
+    clock.advance(10_000);
+    await pipeline.emit({ sourceType: 'x', sourceId: 'c' });
+    expect(seen).toEqual([false, true, false]);
   });
 });

@@ -108,6 +108,38 @@ describe('ingress: dedupe', () => {
   });
 });
 
+describe('ingress: the in-memory store keeps its own windows', () => {
+  it('copies a window on write and on read', async () => {
+    const store = new InMemorySourceEventStore(new SimulatedClock(0));
+    const written = { eventCount: 1, lastEventAt: 0, lastEventId: 'a' };
+    await store.writeWindow('s', written, 1_000);
+    written.eventCount = 99;
+    const read = (await store.readWindow('s')) as { eventCount: number };
+    expect(read).toEqual({ eventCount: 1, lastEventAt: 0, lastEventId: 'a' });
+    read.eventCount = 42;
+    expect(await store.readWindow('s')).toEqual({
+      eventCount: 1,
+      lastEventAt: 0,
+      lastEventId: 'a',
+    });
+  });
+
+  it('a handler that changes ctx.window does not change the count', async () => {
+    const counts: number[] = [];
+    const { pipeline } = testPipeline([
+      definePolicy('p', [
+        defineSourceHandler('x', 'x:meddle', (_source, ctx) => {
+          counts.push(ctx.window?.eventCount ?? 0);
+          (ctx.window as { eventCount: number }).eventCount = 1_000;
+          return undefined;
+        }),
+      ]),
+    ]);
+    for (const id of ['a', 'b', 'c']) await pipeline.emit({ sourceType: 'x', sourceId: id });
+    expect(counts).toEqual([1, 2, 3]);
+  });
+});
+
 describe('ingress: per-scope FIFO', () => {
   it('two events on one scope enqueued together run one after the other, in order', async () => {
     const { seen, gates, policy } = recorder();

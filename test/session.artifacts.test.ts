@@ -1,6 +1,14 @@
 import { describe, expect, it } from 'vitest';
-import { ARTIFACT_STATUSES, ARTIFACT_TRANSITIONS, type ArtifactStatus } from '../src/index.js';
+import {
+  ARTIFACT_NAME_RULE,
+  ARTIFACT_STATUSES,
+  ARTIFACT_TRANSITIONS,
+  type ArtifactStatus,
+  defineFunction,
+  parseCondition,
+} from '../src/index.js';
 import { errorOf } from './support/errors.js';
+import { phaseOf, startWith } from './support/rolebox.js';
 import { sessionHarness } from './support/sessions.js';
 
 /** Legal status paths from a fresh draft to each status. */
@@ -118,9 +126,10 @@ describe('artifacts', () => {
     h.session.artifacts.write({ name: 'report' });
     const before = h.persisted();
     expect(errorOf(() => h.session.artifacts.write({ name: '' })).code).toBe('invalid_argument');
-    expect(errorOf(() => h.session.artifacts.write({ name: 'has space' })).code).toBe(
-      'invalid_argument',
-    );
+    for (const name of ['ends in a space ', 'has(parens)', 'a,b', '-dash first', 'x'.repeat(129)])
+      expect(errorOf(() => h.session.artifacts.write({ name })).code, name).toBe(
+        'invalid_argument',
+      );
     expect(
       errorOf(() => h.session.artifacts.write({ name: 'ok', content: 42 as never })).message,
     ).toContain('content must be a string');
@@ -147,5 +156,46 @@ describe('artifacts', () => {
       children: Record<string, { snapshot: { children: Record<string, { src: string }> } }>;
     };
     expect(persisted.children['session:S']?.snapshot.children.artifacts?.src).toBe('artifacts');
+  });
+
+  it('names may be in any script: a Chinese name is written, captured and matched by artifact_exists', async () => {
+    const { session } = await startWith([
+      { name: 'capture', observe: [{ tool: 'signal', capture_payload_as: '审批数据' }] },
+      {
+        name: 'waits',
+        gate: 'all(artifact_exists(设计文档), artifact_exists(审批数据))',
+        continue_until: 'artifact_exists(设计 文档 v2)',
+      },
+    ]);
+    session.activate('capture');
+    session.activate('waits');
+    expect(phaseOf(session, 'waits')).toBe('gated');
+    expect(session.artifacts.write({ name: '设计文档', content: '草稿' }).name).toBe('设计文档');
+    expect(phaseOf(session, 'waits')).toBe('gated');
+    session.signal({ type: 'progress', payload: { 结论: '同意' } });
+    expect(phaseOf(session, 'waits')).toBe('active');
+    expect(session.view().artifacts.map((artifact) => [artifact.name, artifact.content])).toEqual([
+      ['设计文档', '草稿'],
+      ['审批数据', '{"结论":"同意"}'],
+    ]);
+    session.artifacts.write({ name: '设计 文档 v2' });
+    session.idle();
+    expect(phaseOf(session, 'waits')).toBe('complete(completed)');
+    for (const name of ['नमस्ते', 'Überblick', 'report-2.md', 'notes/a:b', 'x'.repeat(128)])
+      expect(session.artifacts.write({ name }).name).toBe(name);
+  });
+
+  it('capture_payload_as and artifact_exists take the same names as write', () => {
+    expect(() =>
+      defineFunction({ name: 'a', observe: [{ tool: 'signal', capture_payload_as: '数据' }] }),
+    ).not.toThrow();
+    const capture = errorOf(() =>
+      defineFunction({ name: 'a', observe: [{ tool: 'signal', capture_payload_as: 'data ' }] }),
+    );
+    expect(capture.code).toBe('invalid_function_definition');
+    expect(capture.message).toContain('observe.0.capture_payload_as: an artifact name must be');
+    const condition = errorOf(() => parseCondition('artifact_exists(a,b)'));
+    expect(condition.code).toBe('invalid_condition_argument');
+    expect(condition.message).toContain(ARTIFACT_NAME_RULE);
   });
 });

@@ -9,6 +9,8 @@ import {
   isPausingSignal,
   isTerminatingSignal,
   LEDGER_KEY,
+  MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
   mostSevereTerminating,
   parseSignalArgs,
   parseSignalText,
@@ -93,6 +95,86 @@ describe('arguments', () => {
     expect(errorOf(() => parseSignalArgs({ type: 'answer', payload: cyclic })).code).toBe(
       'invalid_signal_payload',
     );
+  });
+});
+
+describe('payloads are plain JSON, bounded', () => {
+  class Approval {
+    approved = true;
+  }
+  const nested = (levels: number): Record<string, unknown> => {
+    let value: Record<string, unknown> = {};
+    for (let i = 1; i < levels; i++) value = { a: value };
+    return value;
+  };
+
+  it.each([
+    ['a Date', new Date(0), 'payload is a Date, not a plain object'],
+    ['a Map', new Map([['a', 1]]), 'payload is a Map, not a plain object'],
+    ['a class instance', new Approval(), 'payload is a Approval, not a plain object'],
+    ['symbol keys', { [Symbol('s')]: 1 }, 'payload has symbol keys'],
+    ['a nested Date', { at: new Date(0) }, 'payload.at is a Date'],
+    ['NaN', { n: [1, Number.NaN] }, 'payload.n[1] is NaN, not a JSON number'],
+    ['a function', { f: () => 1 }, 'payload.f is a function'],
+    ['a bigint', { big: 10n }, 'payload.big is a bigint (10n)'],
+    ['an undefined array item', { list: [undefined] }, 'payload.list[0] is undefined'],
+    ['65 levels', nested(MAX_PAYLOAD_DEPTH + 1), 'nested deeper than 64 levels'],
+    ['8 000 levels', nested(8_000), 'nested deeper than 64 levels'],
+  ])('refuses %s with invalid_signal_payload naming it', (_what, payload, named) => {
+    const error = errorOf(() => parseSignalArgs({ type: 'answer', payload }));
+    expect(error.code).toBe('invalid_signal_payload');
+    expect(error.message).toContain(named);
+  });
+
+  it('refuses a payload over the size bound, and takes one at it', () => {
+    const text = (bytes: number) => ({ t: 'x'.repeat(bytes - '{"t":""}'.length) });
+    expect(JSON.stringify(text(MAX_PAYLOAD_BYTES)).length).toBe(MAX_PAYLOAD_BYTES);
+    expect(parseSignalArgs({ type: 'answer', payload: text(MAX_PAYLOAD_BYTES) }).payload).toEqual(
+      text(MAX_PAYLOAD_BYTES),
+    );
+    const error = errorOf(() =>
+      parseSignalArgs({ type: 'answer', payload: text(MAX_PAYLOAD_BYTES + 1) }),
+    );
+    expect(error.code).toBe('invalid_signal_payload');
+    expect(error.message).toContain(`${MAX_PAYLOAD_BYTES + 1} bytes`);
+  });
+
+  it('takes 64 levels, null-prototype objects and undefined members, cloned', () => {
+    const deep = nested(MAX_PAYLOAD_DEPTH);
+    expect(parseSignalArgs({ type: 'answer', payload: deep }).payload).toEqual(deep);
+    const bare = Object.assign(Object.create(null), { a: 1, gone: undefined });
+    const parsed = parseSignalArgs({ type: 'answer', payload: bare }).payload;
+    expect(parsed).toEqual({ a: 1 });
+    expect(Object.getPrototypeOf(parsed)).toBe(Object.prototype);
+    const payload = { list: [{ x: 1 }] };
+    expect(parseSignalArgs({ type: 'answer', payload }).payload?.list).not.toBe(payload.list);
+  });
+
+  it('keeps a "__proto__" key as data: in the ledger, the captured artifact and the view', async () => {
+    const payload = JSON.parse('{"__proto__": {"polluted": true}, "ok": 1}');
+    expect(Object.keys(parseSignalArgs({ type: 'answer', payload }).payload ?? {})).toEqual([
+      '__proto__',
+      'ok',
+    ]);
+    const { session } = await startWith([
+      { name: 'capture', observe: [{ tool: 'signal', capture_payload_as: 'data' }] },
+    ]);
+    session.activate('capture');
+    session.tool('|signal| type=answer, payload={"__proto__": {"polluted": true}, "ok": 1}');
+    const view = session.view();
+    expect(JSON.stringify(view.functions[0]?.signals)).toBe(
+      '{"answer":{"__proto__":{"polluted":true},"ok":1}}',
+    );
+    expect(view.artifacts[0]?.content).toBe('{"__proto__":{"polluted":true},"ok":1}');
+    expect(({} as Record<string, unknown>).polluted).toBeUndefined();
+  });
+
+  it('the session refuses a Date payload and records nothing', async () => {
+    const { session } = await startWith([{ name: 'plain' }]);
+    session.activate('plain');
+    const error = errorOf(() => session.signal({ type: 'answer', payload: new Date(0) as never }));
+    expect(error.code).toBe('invalid_signal_payload');
+    expect(session.view().functions[0]?.signals).toEqual({});
   });
 });
 

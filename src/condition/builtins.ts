@@ -1,3 +1,5 @@
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../input-limits.js';
+import { ownValue } from '../own-keys.js';
 import { isSignalType, SIGNAL_TYPES } from '../signal/catalogue.js';
 import { hasSignal } from '../signal/ledger.js';
 import type { NamedCondition } from './types.js';
@@ -14,6 +16,8 @@ export const BUILTIN_CONDITIONS: Readonly<Record<string, NamedCondition>> = {
   artifact_exists: {
     description: 'the session has an artifact with this name',
     argument: 'required',
+    validateArg: (arg) =>
+      ARTIFACT_NAME_PATTERN.test(arg) ? undefined : `an artifact name is ${ARTIFACT_NAME_RULE}`,
     evaluate: (arg, env) => env.artifacts.includes(arg as string),
   },
   tool_observed: {
@@ -25,12 +29,12 @@ export const BUILTIN_CONDITIONS: Readonly<Record<string, NamedCondition>> = {
     description: 'every requires_evidence tag has been observed',
     argument: 'none',
     evaluate: (_arg, env) =>
-      env.requiresEvidence.every((tag) => env.evidenceObserved[tag] === true),
+      env.requiresEvidence.every((tag) => ownValue(env.evidenceObserved, tag) === true),
   },
   evidence_observed: {
     description: 'this evidence tag has been observed (e.g. paused)',
     argument: 'required',
-    evaluate: (arg, env) => env.evidenceObserved[arg as string] === true,
+    evaluate: (arg, env) => ownValue(env.evidenceObserved, arg as string) === true,
   },
   user_approval: {
     description: 'the user sent a message in the current turn',

@@ -1,23 +1,46 @@
 import { describeValue, RoleboxError } from '../errors.js';
+import { MAX_CONDITION_DEPTH } from '../input-limits.js';
 import { type ConditionRegistry, defaultConditionRegistry } from './registry.js';
 import type { Condition, ConditionAst } from './types.js';
 
 const NAMED = /^([A-Za-z_][A-Za-z0-9_]*)\s*(?:\(([\s\S]*)\))?$/;
 
+/** The combinators, which may also be written as text: `all(a, b)`, `any(a, b)`, `not(a)`. */
+const COMBINATORS = new Set(['all', 'any', 'not']);
+
 /**
  * Parses and validates a condition (string or `all`/`any`/`not` object).
  *
- * Expects: a {@link Condition}; `where` names its place for messages (e.g. `gate`).
+ * Expects: a {@link Condition}; `where` names its place for messages (e.g. `gate`). A string
+ * is `name`, `name(arg)` or a combinator written as text (`all(a, b)`, `any(a, b)`,
+ * `not(a)`), so `formatCondition`'s output parses back to the same AST. At most
+ * {@link MAX_CONDITION_DEPTH} levels deep.
  * Returns: the {@link ConditionAst}.
- * Throws: `condition_syntax` (malformed), `unknown_condition` (name not registered),
- * `invalid_condition_argument`; each message names the text and where it stood.
+ * Throws: `condition_syntax` (malformed, or nested too deep), `unknown_condition` (name not
+ * registered), `invalid_condition_argument`; each message names the text and where it stood.
  */
 export function parseCondition(
   condition: unknown,
   registry: ConditionRegistry = defaultConditionRegistry,
   where = 'condition',
 ): ConditionAst {
-  if (typeof condition === 'string') return parseNamed(condition, registry, where);
+  return parseAt(condition, registry, where, 1);
+}
+
+function parseAt(
+  condition: unknown,
+  registry: ConditionRegistry,
+  where: string,
+  depth: number,
+): ConditionAst {
+  if (depth > MAX_CONDITION_DEPTH) {
+    throw new RoleboxError(
+      'condition_syntax',
+      `${where}: conditions may be nested at most ${MAX_CONDITION_DEPTH} levels deep`,
+      { where, maxDepth: MAX_CONDITION_DEPTH },
+    );
+  }
+  if (typeof condition === 'string') return parseText(condition, registry, where, depth);
   if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) {
     throw new RoleboxError(
       'condition_syntax',
@@ -35,7 +58,8 @@ export function parseCondition(
     );
   }
   const value = (condition as Record<string, unknown>)[key];
-  if (key === 'not') return { kind: 'not', of: parseCondition(value, registry, `${where}.not`) };
+  if (key === 'not')
+    return { kind: 'not', of: parseAt(value, registry, `${where}.not`, depth + 1) };
   if (!Array.isArray(value)) {
     throw new RoleboxError(
       'condition_syntax',
@@ -48,31 +72,47 @@ export function parseCondition(
   }
   return {
     kind: key,
-    of: value.map((item, index) => parseCondition(item, registry, `${where}.${key}[${index}]`)),
+    of: value.map((item, index) => parseAt(item, registry, `${where}.${key}[${index}]`, depth + 1)),
   };
 }
 
-function parseNamed(text: string, registry: ConditionRegistry, where: string): ConditionAst {
+function parseText(
+  text: string,
+  registry: ConditionRegistry,
+  where: string,
+  depth: number,
+): ConditionAst {
+  const syntax = (why: string): never => {
+    throw new RoleboxError('condition_syntax', `${where}: ${why}`, { where, text });
+  };
   const match = NAMED.exec(text.trim());
-  if (!match) {
-    throw new RoleboxError(
-      'condition_syntax',
-      `${where}: cannot parse condition ${describeValue(text)}; expected name or name(arg)`,
-      {
-        where,
-        text,
-      },
-    );
-  }
+  if (!match)
+    return syntax(`cannot parse condition ${describeValue(text)}; expected name or name(arg)`);
   const name = match[1] as string;
   const rawArg = match[2]?.trim();
   const arg = rawArg === undefined || rawArg === '' ? undefined : rawArg;
-  if (arg !== undefined && /[()]/.test(arg) && !balanced(arg)) {
-    throw new RoleboxError(
-      'condition_syntax',
-      `${where}: unbalanced parentheses in ${describeValue(text)}`,
-      { where, text },
-    );
+  if (arg !== undefined && /[()]/.test(arg) && !balanced(arg))
+    syntax(`unbalanced parentheses in ${describeValue(text)}`);
+  if (COMBINATORS.has(name)) {
+    if (match[2] === undefined)
+      syntax(`${name} needs its conditions in parentheses: ${name}(…), got ${describeValue(text)}`);
+    const parts = arg === undefined ? [] : splitTopLevel(arg);
+    if (parts.some((part) => part.trim() === ''))
+      syntax(`an empty condition in ${describeValue(text)}`);
+    if (name === 'not') {
+      if (parts.length !== 1)
+        syntax(`not takes exactly one condition, got ${parts.length} in ${describeValue(text)}`);
+      return {
+        kind: 'not',
+        of: parseAt(parts[0] as string, registry, `${where}.not`, depth + 1),
+      };
+    }
+    return {
+      kind: name as 'all' | 'any',
+      of: parts.map((part, index) =>
+        parseAt(part, registry, `${where}.${name}[${index}]`, depth + 1),
+      ),
+    };
   }
   const spec = registry.get(name);
   if (!spec) {
@@ -103,6 +143,24 @@ function parseNamed(text: string, registry: ConditionRegistry, where: string): C
     : { kind: 'named', name, arg, text: text.trim() };
 }
 
+/** Splits `a, b(c, d), e` at the commas outside parentheses (the text is balanced). */
+function splitTopLevel(text: string): string[] {
+  const parts: string[] = [];
+  let depth = 0;
+  let start = 0;
+  for (let i = 0; i < text.length; i++) {
+    const ch = text[i];
+    if (ch === '(') depth++;
+    else if (ch === ')') depth--;
+    else if (ch === ',' && depth === 0) {
+      parts.push(text.slice(start, i));
+      start = i + 1;
+    }
+  }
+  parts.push(text.slice(start));
+  return parts;
+}
+
 function balanced(text: string): boolean {
   let depth = 0;
   for (const ch of text) {
@@ -112,7 +170,7 @@ function balanced(text: string): boolean {
   return depth === 0;
 }
 
-/** Renders a parsed condition back to readable text (for views and messages). */
+/** Renders a parsed condition back to text (for views and messages); `parseCondition` reads it back to the same AST. */
 export function formatCondition(ast: ConditionAst): string {
   switch (ast.kind) {
     case 'named':

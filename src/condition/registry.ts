@@ -3,6 +3,8 @@ import { BUILTIN_CONDITIONS } from './builtins.js';
 import type { ConditionImplementation, NamedCondition } from './types.js';
 
 const CONDITION_NAME = /^[a-z_][a-z0-9_]*$/;
+/** Written as text, `all(a, b)`, `any(a, b)` and `not(a)` are combinators, not named conditions. */
+const RESERVED_NAMES = new Set(['all', 'any', 'not']);
 
 /**
  * The named conditions a rolebox knows: the built-ins plus those a host registered.
@@ -15,7 +17,8 @@ export class ConditionRegistry {
 
   /**
    * Adds a named condition.
-   * Throws: `invalid_argument` for a bad name or implementation, `duplicate_condition` when
+   * Throws: `invalid_argument` for a bad or reserved (`all`, `any`, `not`) name or
+   * implementation, `duplicate_condition` when
    * the name is taken (built-ins cannot be replaced).
    */
   register(name: string, implementation: ConditionImplementation): void {
@@ -26,6 +29,13 @@ export class ConditionRegistry {
         {
           name,
         },
+      );
+    }
+    if (RESERVED_NAMES.has(name)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `condition name ${describeValue(name)} is reserved: all, any and not combine conditions`,
+        { name },
       );
     }
     const spec: NamedCondition | undefined =

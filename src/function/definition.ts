@@ -3,6 +3,8 @@ import { parseCondition } from '../condition/parse.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import type { Condition, ConditionAst } from '../condition/types.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../input-limits.js';
+import { setOwn } from '../own-keys.js';
 
 /** Function names are kebab-case: `awaiting-approval`. */
 export const FUNCTION_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -35,7 +37,10 @@ export const functionSpecSchema = z.looseObject({
     .array(
       z.strictObject({
         tool: z.string().min(1),
-        capture_payload_as: z.string().min(1).optional(),
+        capture_payload_as: z
+          .string()
+          .regex(ARTIFACT_NAME_PATTERN, `an artifact name must be ${ARTIFACT_NAME_RULE}`)
+          .optional(),
         set_evidence: z.string().min(1).optional(),
       }),
     )
@@ -245,8 +250,11 @@ export function checkFunctionSpec(
   });
   if (issues.length > 0) return { issues, warnings: [] };
 
+  // From the input, not zod's output (which drops a `__proto__` key), and stored as own
+  // keys: an unknown key is kept as written, whatever its name.
   const extra: Record<string, unknown> = {};
-  for (const [key, value] of Object.entries(data)) if (!KNOWN_KEYS.has(key)) extra[key] = value;
+  for (const [key, value] of Object.entries(spec as object))
+    if (!KNOWN_KEYS.has(key)) setOwn(extra, key, value);
   const warnings = Object.keys(extra).map(
     (key) =>
       `${file ? `${file}: ` : ''}function ${data.name}: unknown key ${describeValue(key)} is kept but ignored`,

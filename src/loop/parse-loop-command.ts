@@ -16,22 +16,23 @@ export interface LoopCommand {
   readonly task: string;
 }
 
-const MODE_ALIASES: Readonly<Record<string, LoopMode>> = {
-  inherit: 'inherit',
-  on: 'inherit',
-  true: 'inherit',
-  fresh: 'fresh',
-  'no-inherit': 'fresh',
-  off: 'fresh',
-  false: 'fresh',
-};
+// Maps, not object literals: `|loop:2,constructor| x` must not find Object.prototype.constructor.
+const MODE_ALIASES: ReadonlyMap<string, LoopMode> = new Map([
+  ['inherit', 'inherit'],
+  ['on', 'inherit'],
+  ['true', 'inherit'],
+  ['fresh', 'fresh'],
+  ['no-inherit', 'fresh'],
+  ['off', 'fresh'],
+  ['false', 'fresh'],
+]);
 
-const NAMES: Readonly<Record<string, 'iterations' | 'mode'>> = {
-  iterations: 'iterations',
-  _0: 'iterations',
-  mode: 'mode',
-  _1: 'mode',
-};
+const NAMES: ReadonlyMap<string, 'iterations' | 'mode'> = new Map([
+  ['iterations', 'iterations'],
+  ['_0', 'iterations'],
+  ['mode', 'mode'],
+  ['_1', 'mode'],
+]);
 
 /**
  * Parses `|loop:N| task`, `|loop:N,mode| task`, `|loop:N,mode=fresh| task`,
@@ -78,7 +79,7 @@ export function parseLoopCommand(
       value = part;
     } else {
       const name = part.slice(0, eq).trim();
-      const known = NAMES[name];
+      const known = NAMES.get(name);
       if (!known) fail(`unknown parameter ${describeValue(name)}; expected iterations or mode`);
       key = known as 'iterations' | 'mode';
       value = part.slice(eq + 1).trim();
@@ -95,10 +96,15 @@ export function parseLoopCommand(
       fail(`iterations must be a whole number, got ${describeValue(values.iterations)}`);
     requested = Number(values.iterations);
     if (requested < 1) fail(`iterations must be at least 1, got ${requested}`);
+    // Clamped below, but the count asked for is kept in context, which must be JSON.
+    if (!Number.isSafeInteger(requested))
+      fail(
+        `iterations must be at most ${Number.MAX_SAFE_INTEGER}, got ${describeValue(values.iterations)}`,
+      );
   }
   let mode: LoopMode = 'inherit';
   if (values.mode !== undefined) {
-    const resolved = MODE_ALIASES[values.mode.toLowerCase()];
+    const resolved = MODE_ALIASES.get(values.mode.toLowerCase());
     if (!resolved)
       fail(
         `mode must be inherit (on, true) or fresh (no-inherit, off, false), got ${describeValue(values.mode)}`,

@@ -1,3 +1,5 @@
+import { ownValue } from '../own-keys.js';
+
 /** What the system remembers of a loop while its tree is live: enough to check ancestry and tree size. */
 export interface LoopRegistration {
   readonly originSessionId: string;
@@ -57,7 +59,7 @@ export function checkLoopRegistration(
     ancestorId !== undefined && !seen.has(ancestorId);
   ) {
     seen.add(ancestorId);
-    const ancestor = registrationOf(registry, ancestorId);
+    const ancestor: LoopRegistration | undefined = ownValue(registry.loops, ancestorId);
     if (!ancestor) break;
     if (ancestor.fingerprint === request.fingerprint) {
       return {
@@ -67,7 +69,7 @@ export function checkLoopRegistration(
     }
     ancestorId = ancestor.parentLoopId;
   }
-  const rootLoopId = registrationOf(registry, parentLoopId)?.rootLoopId ?? parentLoopId;
+  const rootLoopId = ownValue(registry.loops, parentLoopId)?.rootLoopId ?? parentLoopId;
   // The seed's concurrency limit: loops of the tree still running, not every loop it ever ran.
   const running = Object.values(registry.loops).filter(
     (loop) => loop.rootLoopId === rootLoopId && !loop.finished,
@@ -83,7 +85,7 @@ export function checkLoopRegistration(
 
 /** The registry with a loop marked finished, and its whole tree dropped once every loop in it has finished. */
 export function finishLoop(registry: LoopRegistry, loopId: string): LoopRegistry {
-  const loop = registrationOf(registry, loopId);
+  const loop = ownValue(registry.loops, loopId);
   if (!loop) return registry;
   const loops = { ...registry.loops, [loopId]: { ...loop, finished: true } };
   const tree = Object.entries(loops).filter(([, entry]) => entry.rootLoopId === loop.rootLoopId);
@@ -97,7 +99,7 @@ export function addWorkerSession(
   loopId: string,
   workerSessionId: string,
 ): LoopRegistry {
-  const loop = registrationOf(registry, loopId);
+  const loop = ownValue(registry.loops, loopId);
   if (!loop || loop.workerSessionIds.includes(workerSessionId)) return registry;
   return {
     loops: {
@@ -105,12 +107,4 @@ export function addWorkerSession(
       [loopId]: { ...loop, workerSessionIds: [...loop.workerSessionIds, workerSessionId] },
     },
   };
-}
-
-/** The registration of `loopId`, looked up as an own key (a stored id is never trusted). */
-export function registrationOf(
-  registry: LoopRegistry,
-  loopId: string,
-): LoopRegistration | undefined {
-  return Object.hasOwn(registry.loops, loopId) ? registry.loops[loopId] : undefined;
 }

@@ -25,11 +25,12 @@ export interface HandlerContext {
   readonly window?: SourceWindow;
 }
 
-/** The context of one node's handlers. */
+/** The context of one node's handlers; every touch keeps its lane for `guardTtlMs`. */
 export function createHandlerContext(
   scopeKey: string,
   timestamp: number,
   guards: GuardBackend,
+  guardTtlMs: number,
   window?: SourceWindow,
 ): HandlerContext {
   return {
@@ -37,7 +38,7 @@ export function createHandlerContext(
     now: () => timestamp,
     guards: {
       get: (lane) => guards.get(scopeKey, lane),
-      touch: (lane, now = timestamp) => guards.touch(scopeKey, lane, now),
+      touch: (lane, now = timestamp) => guards.touch(scopeKey, lane, now, guardTtlMs),
     },
     ...(window ? { window } : {}),
   };

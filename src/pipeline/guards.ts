@@ -2,6 +2,15 @@ import { describeValue, RoleboxError } from '../errors.js';
 import type { HandlerContext } from './context.js';
 import type { TerminalResult } from './results.js';
 
+/**
+ * The lane a guard keeps its state on: `<lane>::debounce`, `<lane>::throttle`,
+ * `<lane>::outer-timeout`, so a debounce, a throttle and an outer timeout given the same
+ * lane never read each other's state.
+ */
+export function guardLane(guard: 'debounce' | 'throttle' | 'outer-timeout', lane: string): string {
+  return `${lane}::${guard}`;
+}
+
 /** Which lane, and the window in milliseconds. */
 export interface GuardOptions {
   readonly lane: string;
@@ -45,8 +54,9 @@ export async function debounce(
   options: GuardOptions,
 ): Promise<GuardWait | undefined> {
   checkOptions('debounce', options);
-  const { lastEventAt } = await ctx.guards.get(options.lane);
-  await ctx.guards.touch(options.lane);
+  const lane = guardLane('debounce', options.lane);
+  const { lastEventAt } = await ctx.guards.get(lane);
+  await ctx.guards.touch(lane);
   if (lastEventAt !== undefined && ctx.now() - lastEventAt < options.ms) {
     return {
       status: 'wait',
@@ -66,7 +76,8 @@ export async function throttle(
   options: GuardOptions,
 ): Promise<GuardWait | undefined> {
   checkOptions('throttle', options);
-  const { lastEventAt } = await ctx.guards.get(options.lane);
+  const lane = guardLane('throttle', options.lane);
+  const { lastEventAt } = await ctx.guards.get(lane);
   if (lastEventAt !== undefined) {
     const elapsed = ctx.now() - lastEventAt;
     if (elapsed < options.ms) {
@@ -76,13 +87,15 @@ export async function throttle(
       };
     }
   }
-  await ctx.guards.touch(options.lane);
+  await ctx.guards.touch(lane);
   return undefined;
 }
 
 /**
  * Outer timeout: the first call starts the lane's clock; once `now - startedAt ≥ ms` the
- * handler should stop, with `conclude` and `reason: 'timed_out'`.
+ * handler should stop, with `conclude` and `reason: 'timed_out'`. Only that first call
+ * touches the lane, so it expires `limits.guardTtlMs` after it started: a scope that timed
+ * out starts a new clock after that, and a window `ms` at or above the TTL never times out.
  * Use when: a multi-hop process must give up after a while, however busy it is.
  */
 export async function outerTimeout(
@@ -90,9 +103,10 @@ export async function outerTimeout(
   options: GuardOptions,
 ): Promise<TerminalResult | undefined> {
   checkOptions('outerTimeout', options);
-  const { startedAt } = await ctx.guards.get(options.lane);
+  const lane = guardLane('outer-timeout', options.lane);
+  const { startedAt } = await ctx.guards.get(lane);
   if (startedAt === undefined) {
-    await ctx.guards.touch(options.lane);
+    await ctx.guards.touch(lane);
     return undefined;
   }
   const elapsedMs = ctx.now() - startedAt;

@@ -1,4 +1,5 @@
 import { describeValue, RoleboxError } from '../errors.js';
+import { DEFAULT_GUARD_TTL_MS } from './guard-backend.js';
 
 /** The pipeline's limits and time windows (SPEC-pipeline §4, §5). */
 export interface PipelineLimits {
@@ -10,6 +11,11 @@ export interface PipelineLimits {
   readonly scopeLockMs: number;
   /** How long a scope's window is kept after its last event (3 600 000 ms). */
   readonly windowTtlMs: number;
+  /**
+   * How long a guard lane (debounce, throttle, outer timeout, idempotency mark) is kept
+   * after its last touch (3 600 000 ms); then it reads as never touched.
+   */
+  readonly guardTtlMs: number;
   /** How long to wait before trying a contended scope lock again (25 ms). */
   readonly lockRetryMs: number;
   /** How many finished runs `pipeline.runs()` keeps (100). */
@@ -22,6 +28,7 @@ export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = {
   dedupeWindowMs: 300_000,
   scopeLockMs: 5_000,
   windowTtlMs: 3_600_000,
+  guardTtlMs: DEFAULT_GUARD_TTL_MS,
   lockRetryMs: 25,
   runHistory: 100,
 };
@@ -36,7 +43,7 @@ export function resolvePipelineLimits(overrides: Partial<PipelineLimits> = {}): 
   }
   const limits = { ...DEFAULT_PIPELINE_LIMITS, ...overrides };
   for (const [name, value] of Object.entries(limits)) {
-    if (!(name in DEFAULT_PIPELINE_LIMITS)) {
+    if (!Object.hasOwn(DEFAULT_PIPELINE_LIMITS, name)) {
       throw new RoleboxError('invalid_argument', `unknown pipeline limit ${describeValue(name)}`, {
         limit: name,
       });

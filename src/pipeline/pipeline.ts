@@ -140,7 +140,7 @@ export class Pipeline {
       ...(options.policies ?? []),
     ]);
     this.#sourceEvents = options.sourceEvents ?? new InMemorySourceEventStore(this.#clock);
-    this.#guards = options.guards ?? new InMemoryGuardBackend();
+    this.#guards = options.guards ?? new InMemoryGuardBackend(this.#clock);
     this.#telemetry = new PipelineTelemetry(options.telemetry);
     this.#log = options.store ? new PendingEventLog(options.store) : undefined;
     this.#onError =
@@ -282,6 +282,7 @@ export class Pipeline {
         clock: this.#clock,
         telemetry: this.#telemetry,
         maxSteps: this.#limits.maxSteps,
+        guardTtlMs: this.#limits.guardTtlMs,
       },
       window,
     );

@@ -144,30 +144,35 @@ export function telemetryRecordOf(run: PipelineRun): TelemetryRecord {
   for (let id = end; id !== undefined; id = parents.get(id)) path.unshift(types.get(id) as string);
   if (path[0] !== trace.source.sourceType) path.unshift(trace.source.sourceType);
 
-  const domains: Record<string, Record<string, number>> = {};
+  // Counted in Maps: types are the host's text, and `signal.__proto__.x` must count, not
+  // write into Object.prototype. Object.fromEntries makes own keys whatever the name.
+  const domains = new Map<string, Map<string, number>>();
   for (const type of [
     trace.source.sourceType,
     ...trace.signals.map((signal) => signal.signalType),
     ...trace.actions.map((action) => action.actionType),
   ]) {
     const { domain, outcome } = domainOutcomeOf(type);
-    const counts = domains[domain] ?? {};
-    counts[outcome] = (counts[outcome] ?? 0) + 1;
-    domains[domain] = counts;
+    const counts = domains.get(domain) ?? new Map<string, number>();
+    counts.set(outcome, (counts.get(outcome) ?? 0) + 1);
+    domains.set(domain, counts);
   }
-  const statusBreakdown: Record<string, number> = {};
-  const attemptBreakdown: Record<string, number> = {};
+  const statusBreakdown = new Map<string, number>();
+  const attemptBreakdown = new Map<string, number>();
   for (const record of trace.results) {
-    statusBreakdown[record.result.status] = (statusBreakdown[record.result.status] ?? 0) + 1;
+    const status = record.result.status;
+    statusBreakdown.set(status, (statusBreakdown.get(status) ?? 0) + 1);
     const attempt = String(record.result.attempt.current);
-    attemptBreakdown[attempt] = (attemptBreakdown[attempt] ?? 0) + 1;
+    attemptBreakdown.set(attempt, (attemptBreakdown.get(attempt) ?? 0) + 1);
   }
   return {
     chainId: trace.chainId,
     dominantPath: path,
-    domains,
-    statusBreakdown,
-    attemptBreakdown,
+    domains: Object.fromEntries(
+      [...domains].map(([domain, counts]) => [domain, Object.fromEntries(counts)]),
+    ),
+    statusBreakdown: Object.fromEntries(statusBreakdown),
+    attemptBreakdown: Object.fromEntries(attemptBreakdown),
     finalStatus: run.status,
     ...(run.reason === undefined ? {} : { reason: run.reason }),
   };

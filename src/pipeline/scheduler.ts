@@ -109,6 +109,8 @@ export interface SchedulerDeps {
   readonly telemetry: PipelineTelemetry;
   /** Nodes a run may process before it concludes with `max_steps`. */
   readonly maxSteps: number;
+  /** How long a guard lane lives after its last touch. */
+  readonly guardTtlMs: number;
 }
 
 /** The node being processed, with what its handlers share. */
@@ -168,7 +170,7 @@ export async function runChain(
   deps: SchedulerDeps,
   window?: SourceWindow,
 ): Promise<PipelineRun> {
-  const { registry, guards, clock, telemetry, maxSteps } = deps;
+  const { registry, guards, clock, telemetry, maxSteps, guardTtlMs } = deps;
   const startedAt = clock.now();
   const queue: PipelineNode[] = [source];
   const seen = new Set<string>([source.sourceId]);
@@ -381,7 +383,7 @@ export async function runChain(
       kind,
       nodeId: nodeIdOf(node),
       nodeType,
-      ctx: createHandlerContext(source.scopeKey, node.timestamp, guards, window),
+      ctx: createHandlerContext(source.scopeKey, node.timestamp, guards, guardTtlMs, window),
     };
     for (const installed of registry.handlersFor(kind, nodeType))
       await runHandler(installed, current);

@@ -1,5 +1,6 @@
 import type { Clock } from '../ports/clock.js';
 import type { SourceWindow } from './context.js';
+import { ExpiringMap } from './expiring-map.js';
 
 /**
  * The ingress's shared state: dedupe keys, scope locks and windows, each with a time to
@@ -13,42 +14,6 @@ export interface SourceEventStore {
   releaseScopeLock(scopeKey: string): Promise<void>;
   readWindow(scopeKey: string): Promise<SourceWindow | undefined>;
   writeWindow(scopeKey: string, window: SourceWindow, ttlMs: number): Promise<void>;
-}
-
-/** Entries that expire, on the injected clock. */
-class ExpiringMap<T> {
-  readonly #entries = new Map<string, { value: T; expiresAt: number }>();
-  #sweepAt = 1024;
-  constructor(readonly clock: Clock) {}
-
-  get(key: string): T | undefined {
-    const entry = this.#entries.get(key);
-    if (!entry) return undefined;
-    if (entry.expiresAt <= this.clock.now()) {
-      this.#entries.delete(key);
-      return undefined;
-    }
-    return entry.value;
-  }
-
-  set(key: string, value: T, ttlMs: number): void {
-    this.#entries.set(key, { value, expiresAt: this.clock.now() + ttlMs });
-    // Sweep when the map has doubled since the last sweep: a long-lived process does not
-    // keep every key it ever saw, and the sweeps cost O(1) per insertion on average.
-    if (this.#entries.size >= this.#sweepAt) {
-      this.sweep();
-      this.#sweepAt = Math.max(1024, this.#entries.size * 2);
-    }
-  }
-
-  delete(key: string): void {
-    this.#entries.delete(key);
-  }
-
-  sweep(): void {
-    const now = this.clock.now();
-    for (const [key, entry] of this.#entries) if (entry.expiresAt <= now) this.#entries.delete(key);
-  }
 }
 
 /** The ingress state in memory, for one process and for tests (on the simulated clock). */
@@ -79,11 +44,14 @@ export class InMemorySourceEventStore implements SourceEventStore {
     this.#locks.delete(scopeKey);
   }
 
+  // Copies on the way in and out, as a shared store would: a caller changing the object it
+  // wrote or read afterwards does not change the stored window.
   async readWindow(scopeKey: string): Promise<SourceWindow | undefined> {
-    return this.#windows.get(scopeKey);
+    const window = this.#windows.get(scopeKey);
+    return window === undefined ? undefined : { ...window };
   }
 
   async writeWindow(scopeKey: string, window: SourceWindow, ttlMs: number): Promise<void> {
-    this.#windows.set(scopeKey, window, ttlMs);
+    this.#windows.set(scopeKey, { ...window }, ttlMs);
   }
 }

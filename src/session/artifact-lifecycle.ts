@@ -1,4 +1,5 @@
 import { describeValue, RoleboxError } from '../errors.js';
+import { ownValue } from '../own-keys.js';
 import type { ArtifactStatus } from './artifact.js';
 
 /**
@@ -20,7 +21,7 @@ export const ARTIFACT_STATUSES = Object.keys(ARTIFACT_TRANSITIONS) as ArtifactSt
 
 /** True when `from → to` is a legal status change. */
 export function canChangeArtifactStatus(from: ArtifactStatus, to: ArtifactStatus): boolean {
-  return ARTIFACT_TRANSITIONS[from]?.includes(to) ?? false;
+  return ownValue(ARTIFACT_TRANSITIONS, from)?.includes(to) ?? false;
 }
 
 /** Throws `invalid_artifact_transition` naming the artifact and both statuses unless `from → to` is legal. */
@@ -30,7 +31,7 @@ export function assertArtifactStatusChange(
   to: ArtifactStatus,
 ): void {
   if (canChangeArtifactStatus(from, to)) return;
-  const legal = ARTIFACT_TRANSITIONS[from]?.join(', ') || 'none';
+  const legal = ownValue(ARTIFACT_TRANSITIONS, from)?.join(', ') || 'none';
   throw new RoleboxError(
     'invalid_artifact_transition',
     `artifact ${artifactId} cannot go from ${from} to ${describeValue(to)} (from ${from}: ${legal})`,

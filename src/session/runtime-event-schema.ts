@@ -101,8 +101,11 @@ export const RUNTIME_EVENT_TYPES = Object.keys(RUNTIME_EVENT_SCHEMAS) as Runtime
 export function parseRuntimeEvent(input: unknown): RuntimeEvent {
   const type =
     typeof input === 'object' && input !== null ? (input as { type?: unknown }).type : undefined;
+  // Own keys only: `{ type: 'constructor' }` must not find Object.prototype.constructor.
   const schema =
-    typeof type === 'string' ? RUNTIME_EVENT_SCHEMAS[type as RuntimeEventType] : undefined;
+    typeof type === 'string' && Object.hasOwn(RUNTIME_EVENT_SCHEMAS, type)
+      ? RUNTIME_EVENT_SCHEMAS[type as RuntimeEventType]
+      : undefined;
   if (!schema) {
     throw new RoleboxError(
       'invalid_event',

@@ -1,3 +1,4 @@
+import { setOwn } from '../own-keys.js';
 import type { SignalType } from './catalogue.js';
 
 /** The key-value store of a function; the ledger and the last terminating type live in it. */
@@ -20,7 +21,7 @@ export function readLedgerRecord(kv: FunctionKv): SignalLedger {
   const raw = kv[LEDGER_KEY];
   if (Array.isArray(raw)) {
     const ledger: SignalLedger = {};
-    for (const type of raw) if (typeof type === 'string') ledger[type] = null;
+    for (const type of raw) if (typeof type === 'string') setOwn<unknown>(ledger, type, null);
     return ledger;
   }
   if (typeof raw === 'object' && raw !== null) return { ...(raw as SignalLedger) };
@@ -37,7 +38,7 @@ export function recordSignal(
   payload?: unknown,
 ): FunctionKv {
   const ledger = readLedgerRecord(kv);
-  ledger[type] = payload === undefined ? null : payload;
+  setOwn<unknown>(ledger, type, payload === undefined ? null : payload);
   return { ...kv, [LEDGER_KEY]: ledger };
 }
 

@@ -1,6 +1,9 @@
 import { z } from 'zod';
 import { describeValue, RoleboxError } from '../errors.js';
-import { SIGNAL_TYPES, type SignalType } from './catalogue.js';
+import { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../input-limits.js';
+import { plainJsonProblem } from '../json-value.js';
+import { ownValue } from '../own-keys.js';
+import { isSignalType, SIGNAL_TYPES, type SignalType } from './catalogue.js';
 
 /** A JSON object payload carried by a signal. */
 export type SignalPayload = Record<string, unknown>;
@@ -22,7 +25,9 @@ export const signalArgsSchema = z.object({
 /**
  * Validates signal arguments from untrusted input.
  *
- * Expects: `{ type, payload? }`. Returns: the typed arguments (payload cloned as JSON).
+ * Expects: `{ type, payload? }`; a payload is plain JSON data (see {@link plainJsonProblem})
+ * at most {@link MAX_PAYLOAD_DEPTH} levels deep and {@link MAX_PAYLOAD_BYTES} bytes as JSON.
+ * Returns: the typed arguments (payload cloned as JSON).
  * Throws: `unknown_signal_type`, `invalid_signal_payload` or `invalid_argument`, naming the value.
  */
 export function parseSignalArgs(input: unknown): SignalArgs {
@@ -36,14 +41,15 @@ export function parseSignalArgs(input: unknown): SignalArgs {
     );
   }
   const candidate = input as Record<string, unknown>;
-  if (!SIGNAL_TYPES.includes(candidate.type as SignalType)) {
+  const type = ownValue(candidate, 'type');
+  if (!isSignalType(type)) {
     throw new RoleboxError(
       'unknown_signal_type',
-      `unknown signal type ${describeValue(candidate.type)}; expected one of ${SIGNAL_TYPES.join(', ')}`,
-      { type: candidate.type },
+      `unknown signal type ${describeValue(type)}; expected one of ${SIGNAL_TYPES.join(', ')}`,
+      { type },
     );
   }
-  const payload = candidate.payload;
+  const payload = ownValue(candidate, 'payload');
   if (
     payload !== undefined &&
     (typeof payload !== 'object' || payload === null || Array.isArray(payload))
@@ -51,37 +57,40 @@ export function parseSignalArgs(input: unknown): SignalArgs {
     throw new RoleboxError(
       'invalid_signal_payload',
       `signal payload must be a JSON object, got ${describeValue(payload)}`,
-      { type: candidate.type, payload },
+      { type, payload },
     );
   }
   const extra = Object.keys(candidate).filter((key) => key !== 'type' && key !== 'payload');
   if (extra.length > 0) {
     throw new RoleboxError(
       'invalid_argument',
-      `signal arguments take only type and payload, got ${extra.join(', ')}`,
+      `signal arguments take only type and payload, got ${extra.map((key) => describeValue(key)).join(', ')}`,
       {
         keys: extra,
       },
     );
   }
-  const parsed = signalArgsSchema.parse(candidate);
-  if (parsed.payload === undefined) return { type: parsed.type };
-  return { type: parsed.type, payload: toJsonObject(parsed.payload, parsed.type) };
+  if (payload === undefined) return { type };
+  return { type, payload: toJsonObject(payload, type) };
 }
 
-/** Payloads enter machine context, which must be plain JSON: clone through JSON and refuse what does not survive. */
-function toJsonObject(payload: Record<string, unknown>, type: SignalType): SignalPayload {
-  let text: string | undefined;
-  try {
-    text = JSON.stringify(payload);
-  } catch (error) {
-    throw new RoleboxError(
-      'invalid_signal_payload',
-      `signal payload is not JSON-serialisable: ${(error as Error).message}`,
-      {
-        type,
-      },
-    );
-  }
-  return JSON.parse(text as string) as SignalPayload;
+/**
+ * Payloads enter machine context, which must be plain JSON: refuse what is not (a Date, a
+ * Map, a class instance, symbol keys, NaN, too deep, too big) and clone the rest through
+ * JSON, so the caller's object is never shared. Keys such as `__proto__` stay own keys.
+ */
+function toJsonObject(payload: object, type: SignalType): SignalPayload {
+  const fail = (why: string): never => {
+    throw new RoleboxError('invalid_signal_payload', `signal ${type}: ${why}`, { type });
+  };
+  const problem = plainJsonProblem(payload, 'payload', {
+    maxDepth: MAX_PAYLOAD_DEPTH,
+    maxValues: MAX_PAYLOAD_BYTES,
+  });
+  if (problem) fail(problem);
+  const text = JSON.stringify(payload);
+  const bytes = Buffer.byteLength(text, 'utf8');
+  if (bytes > MAX_PAYLOAD_BYTES)
+    fail(`payload is ${bytes} bytes as JSON, more than the ${MAX_PAYLOAD_BYTES} allowed`);
+  return JSON.parse(text) as SignalPayload;
 }
