@@ -230,6 +230,7 @@ export {
   type DispatchedTask,
   type Dispatcher,
   type RoundInput,
+  type RoundOutput,
   type RoundResult,
   type TaskStatus,
   TERMINAL_TASK_STATUSES,

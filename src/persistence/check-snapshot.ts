@@ -71,6 +71,9 @@ const loopContext = z.object({
       workerSessionId: z.string(),
       startedAt: z.number(),
       status: z.string(),
+      output: z
+        .object({ bytes: z.number(), keptBytes: z.number(), truncated: z.boolean() })
+        .optional(),
     }),
   ),
 });
