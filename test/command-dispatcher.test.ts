@@ -383,6 +383,62 @@ describe('CommandDispatcher', () => {
     });
   });
 
+  describe('descendants that left the process group', () => {
+    // `setsid` puts the sleep in a session (and group) of its own; it still carries the
+    // task's ROLEBOX_TASK_ID, which is how the dispatcher finds it.
+    const escaped: number[] = [];
+    afterEach(() => {
+      for (const pid of escaped.splice(0)) {
+        try {
+          process.kill(pid, 'SIGKILL');
+        } catch {
+          // Already dead, as it should be.
+        }
+      }
+    });
+
+    it('die with the round on timeout', async () => {
+      const clock = new SimulatedClock();
+      const dispatcher = make(`setsid sh -c 'echo $$ > escaped.pid; exec sleep 1000' & wait`, {
+        clock,
+      });
+      const task = await dispatcher.dispatchRound(round('x', { timeoutMs: 30_000 }), 'L1:1');
+      const escapedPid = Number(await fileAppears(join(dir, 'escaped.pid')));
+      escaped.push(escapedPid);
+      const wrapperPid = Number(await fileAppears(join(dir, 'state', task.taskId, 'pid')));
+      expect(isGroupAlive(escapedPid)).toBe(true);
+      expect(escapedPid).not.toBe(wrapperPid);
+      expect(taskProcesses(task.taskId, wrapperPid)).toContain(escapedPid);
+      const ended = terminated(dispatcher, task.taskId);
+      clock.advance(30_000);
+      expect(await ended).toBe('error');
+      await until(() => !alive(escapedPid));
+      expect(taskProcesses(task.taskId, wrapperPid)).toEqual([]);
+    });
+
+    it('die with the round on cancel, with SIGKILL when they ignore SIGTERM', async () => {
+      const clock = new SimulatedClock();
+      const dispatcher = make(
+        `setsid sh -c 'trap "" TERM; echo $$ > escaped.pid; while :; do sleep 0.05; done' & wait`,
+        { clock, killGraceMs: 2_000 },
+      );
+      const task = await dispatcher.dispatchRound(round('x'), 'L1:1');
+      const escapedPid = Number(await fileAppears(join(dir, 'escaped.pid')));
+      escaped.push(escapedPid);
+      const wrapperPid = Number(await fileAppears(join(dir, 'state', task.taskId, 'pid')));
+      let cancelled = false;
+      const cancelling = dispatcher.cancelRound(task.taskId).then(() => (cancelled = true));
+      await until(() => !isGroupAlive(wrapperPid));
+      // The group is gone; the escaped shell ignored SIGTERM and keeps the cancel waiting.
+      expect(alive(escapedPid)).toBe(true);
+      expect(cancelled).toBe(false);
+      clock.advance(2_000);
+      await cancelling;
+      expect(alive(escapedPid)).toBe(false);
+      expect(taskProcesses(task.taskId, wrapperPid)).toEqual([]);
+    });
+  });
+
   describe('output', () => {
     const total = (count: number) => Array.from({ length: count }, (_, i) => `${i + 1}\n`).join('');
     const keptOnDisk = async (taskId: string, name: string) => {

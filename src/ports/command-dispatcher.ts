@@ -109,7 +109,10 @@ interface TaskMeta {
  * bytes there were.
  *
  * Cancelling or timing out kills the whole process group (SIGTERM, SIGKILL after
- * `killGraceMs`).
+ * `killGraceMs`) and, on Linux, every other process whose environment holds
+ * `ROLEBOX_TASK_ID=<taskId>`: descendants that left the group (`setsid`, a daemon) die
+ * too. A process that clears or replaces its environment escapes that; elsewhere than
+ * Linux only the group is killed.
  */
 export class CommandDispatcher implements Dispatcher {
   readonly #command: string;
@@ -447,25 +450,29 @@ export class CommandDispatcher implements Dispatcher {
   }
 
   /**
-   * SIGTERM to the task's process group, SIGKILL after the grace period; resolves when
-   * every process of the group is gone (not just the wrapper: its children may ignore
+   * SIGTERM to the task's process group and to every process marked with the task's id
+   * (see {@link taskProcesses}), SIGKILL to whatever is left after the grace period;
+   * resolves when all of them are gone (not just the wrapper: its children may ignore
    * SIGTERM).
    */
   async #killTask(taskId: string): Promise<void> {
     const files = this.#files(taskId);
     // A wrapper of this instance that has not claimed the task yet leads its own group.
     const pgid = (await readPid(files.pid)) ?? this.#children.get(taskId)?.pid;
-    if (pgid === undefined) return;
-    signalGroup(pgid, 'SIGTERM');
+    signalTask(pgid, taskId, 'SIGTERM');
     let graceTimer: unknown;
     const grace = new Promise<'grace'>((resolve) => {
       graceTimer = this.#clock.setTimeout(() => resolve('grace'), this.#killGraceMs);
     });
-    const gone = waitForGroupDeath(pgid);
+    const killing: { signal?: NodeJS.Signals } = {};
+    const gone = waitForTaskDeath(pgid, taskId, killing);
     const first = await Promise.race([gone.then(() => 'gone' as const), grace]);
     this.#clock.clearTimeout(graceTimer);
     if (first === 'grace') {
-      signalGroup(pgid, 'SIGKILL');
+      // From now on every check also kills what it finds, so a process forked after the
+      // first SIGKILL cannot keep the task alive.
+      killing.signal = 'SIGKILL';
+      signalTask(pgid, taskId, 'SIGKILL');
       await gone;
     }
     await this.#exits.get(taskId)?.exited;
@@ -676,6 +683,20 @@ function signalGroup(pgid: number, signal: NodeJS.Signals): void {
   }
 }
 
+/** Signals the task's process group and every live process marked with its id. */
+function signalTask(pgid: number | undefined, taskId: string, signal: NodeJS.Signals): void {
+  if (pgid !== undefined) signalGroup(pgid, signal);
+  for (const pid of taskProcesses(taskId, pgid) ?? []) signalProcess(pid, signal);
+}
+
+function signalProcess(pid: number, signal: NodeJS.Signals): void {
+  try {
+    process.kill(pid, signal);
+  } catch {
+    // Already gone.
+  }
+}
+
 /**
  * True while any live process belongs to process group `pgid`. On Linux the members are
  * read from /proc, so zombies do not count; elsewhere `kill(-pgid, 0)` decides.
@@ -751,12 +772,26 @@ function hasEnvironmentEntry(environ: Buffer, marker: Buffer): boolean {
   return false;
 }
 
-/** Resolves once no live process is left in the group (checked every 20 ms: no event exists for it). */
-function waitForGroupDeath(pgid: number): Promise<void> {
+/**
+ * Resolves once no live process of the task is left: none in group `pgid` and, on Linux,
+ * none marked with the task's id. Checked every 20 ms (no event exists for it); while
+ * `killing.signal` is set, each check sends it to whatever it finds.
+ */
+function waitForTaskDeath(
+  pgid: number | undefined,
+  taskId: string,
+  killing: { readonly signal?: NodeJS.Signals },
+): Promise<void> {
+  const alive = () => {
+    const found = taskProcesses(taskId, pgid);
+    if (found === undefined) return pgid !== undefined && isGroupAlive(pgid);
+    if (killing.signal) for (const pid of found) signalProcess(pid, killing.signal);
+    return found.length > 0;
+  };
   return new Promise((resolve) => {
-    if (!isGroupAlive(pgid)) return resolve();
+    if (!alive()) return resolve();
     const timer = setInterval(() => {
-      if (isGroupAlive(pgid)) return;
+      if (alive()) return;
       clearInterval(timer);
       resolve();
     }, 20);
