@@ -447,7 +447,7 @@ describe('CommandDispatcher', () => {
       return (await size(join(folder, name))) + (await size(join(folder, `${name}.prev`)));
     };
 
-    it('keeps the last maxOutputBytes of stdout and of stderr, says how much there was, and the round record says so', async () => {
+    it('keeps the last maxOutputBytes of stdout and of stderr on disk and says how much there was', async () => {
       const cap = 64 * 1024;
       const dispatcher = make('seq 1 200000; seq 1 100000 >&2; exit 4', { maxOutputBytes: cap });
       const task = await dispatcher.dispatchRound(round('x'), 'L1:1');
