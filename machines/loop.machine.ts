@@ -70,6 +70,27 @@ function closeRunningRound(
   );
 }
 
+/**
+ * Copies a result's output facts (how much the worker wrote, how much was kept) onto the
+ * round in flight, field by field so that the record stays plain JSON whatever the
+ * dispatcher returned.
+ */
+function recordOutput(
+  rounds: readonly RoundRecord[],
+  result: RoundResult | undefined,
+): readonly RoundRecord[] {
+  const output = result?.output;
+  if (!output) return rounds;
+  const facts = {
+    bytes: output.bytes,
+    keptBytes: output.keptBytes,
+    truncated: output.truncated,
+  };
+  return rounds.map((record) =>
+    record.status === 'running' ? { ...record, output: facts } : record,
+  );
+}
+
 /** The ids of the loop's invoked actors, for tests that send their done/error events. */
 export const LOOP_INVOKE_IDS = [
   'prepare',
@@ -257,10 +278,11 @@ export function createLoopMachine(env: MachineEnv) {
         };
       }),
       recordSummary: assign(({ context, event }) => {
-        const { text, at } = (event as unknown as { output: RoundResult & { at: number } }).output;
+        const result = (event as unknown as { output: RoundResult & { at: number } }).output;
+        const { text, at } = result;
         return {
           lastSummary: summarizeRound(text, limits.summaryCharCap),
-          rounds: context.rounds.map((record) =>
+          rounds: recordOutput(context.rounds, result).map((record) =>
             record.status === 'running' ? { ...record, status: 'completed' as const } : record,
           ),
           activeWorkerTaskId: undefined,
@@ -299,7 +321,8 @@ export function createLoopMachine(env: MachineEnv) {
             : error !== undefined
               ? String(error)
               : 'worker failed');
-        return finalize(context, 'error', eventAt(event, context.updatedAt), 'error', reason);
+        const withOutput = { ...context, rounds: recordOutput(context.rounds, output) };
+        return finalize(withOutput, 'error', eventAt(event, context.updatedAt), 'error', reason);
       }),
       finalizeTimeout: assign(({ context, event }) =>
         finalize(context, 'error', eventAt(event, context.updatedAt), 'cancelled', 'round timeout'),

@@ -242,11 +242,17 @@ export { FALLBACK_SCOPE_KEY, scopeKeyOf } from './pipeline/scope-key.js';
 export { InMemorySourceEventStore, type SourceEventStore } from './pipeline/source-event-store.js';
 export { PIPELINE_METRICS, PIPELINE_SPANS, type TelemetryOptions } from './pipeline/telemetry.js';
 export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
-export { CommandDispatcher, type CommandDispatcherOptions } from './ports/command-dispatcher.js';
+export {
+  CommandDispatcher,
+  type CommandDispatcherOptions,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type DispatchPoint,
+} from './ports/command-dispatcher.js';
 export {
   type DispatchedTask,
   type Dispatcher,
   type RoundInput,
+  type RoundOutput,
   type RoundResult,
   type TaskStatus,
   TERMINAL_TASK_STATUSES,

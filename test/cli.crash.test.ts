@@ -35,6 +35,9 @@ describe('rolebox loop killed at a named point, then resumed', () => {
     ['right after the second round note', 'note:3', 0],
     ['right after the last round note (and the closing note with it)', 'note:4', 0],
     ['right after a round started', 'round:2', 0],
+    ['while the second worker is being started, before its task is claimed', 'before-key:2', 0],
+    ['after the task is claimed, before the worker is spawned', 'before-spawn:2', 0],
+    ['between spawning the worker and its pid', 'after-spawn:2', 0],
   ])('%s (%s)', async (_label, point, delay) => {
     const env = { RUNS: join(dir, 'runs.log') };
     const args = ['loop', '|loop:3| step', '--worker', WORKER, '--delay', String(delay)];

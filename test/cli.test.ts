@@ -1,4 +1,4 @@
-import { existsSync } from 'node:fs';
+import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
@@ -203,8 +203,10 @@ describe('rolebox loop', () => {
     running.push(child);
     await child.line(/» round 1\/3 running/);
     const pidFile = join(dir, 'worker.pid');
-    for (let i = 0; i < 2_000 && !existsSync(pidFile); i++)
-      await new Promise((resolve) => setImmediate(resolve));
+    // Until it has content: `>` creates the file before echo writes to it.
+    const written = () => existsSync(pidFile) && readFileSync(pidFile, 'utf8').trim() !== '';
+    for (let i = 0; i < 4_000 && !written(); i++)
+      await new Promise((resolve) => setTimeout(resolve, 5));
     const workerPid = Number(await readFile(pidFile, 'utf8'));
     expect(isAlive(workerPid)).toBe(true);
     child.process.kill('SIGINT');

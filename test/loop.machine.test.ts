@@ -155,6 +155,24 @@ describe('failures', () => {
     expect(h.dispatcher.cancelled).toEqual([]);
   });
 
+  it('a round record keeps the output facts of its result, completed or failed', async () => {
+    const h = await loopHarness({ limits: { interRoundDelayMs: 0 } });
+    h.session.startLoop('|loop:2| task');
+    await h.settle();
+    const big = { bytes: 1_048_576, keptBytes: 65_536, truncated: true };
+    // Extra fields of a foreign dispatcher's facts are not stored.
+    h.dispatcher.complete(undefined, 'tail', { ...big, extra: 'x' } as typeof big);
+    await h.settle();
+    h.dispatcher.fail(undefined, 'exit code 1', '', { bytes: 3, keptBytes: 3, truncated: false });
+    await h.settle();
+    expect(h.session.view().loop?.rounds.map(({ status, output }) => ({ status, output }))).toEqual(
+      [
+        { status: 'completed', output: big },
+        { status: 'error', output: { bytes: 3, keptBytes: 3, truncated: false } },
+      ],
+    );
+  });
+
   it('a round that exceeds its timeout is cancelled and fails the loop with "round timeout"', async () => {
     const h = await loopHarness({ limits: { roundTimeoutMs: 60_000 } });
     h.session.startLoop('|loop:3| task');

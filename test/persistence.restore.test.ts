@@ -371,6 +371,26 @@ describe('loops after a restart (SPEC §3.6)', () => {
     expect(b.rb.session('S').view().loop?.rounds[1]?.startedAt).toBe(3_000);
   });
 
+  it('a round record with output facts restores with them; malformed facts are refused', async () => {
+    const facts = { bytes: 1_048_576, keptBytes: 65_536, truncated: true };
+    const world = { store: new MemorySnapshotStore(), dispatcher: new ScriptedDispatcher() };
+    await loopUntil(world, async (a) => {
+      world.dispatcher.complete('task-1', 'one', facts);
+      await settle();
+      await a.advance(10);
+    });
+    const stored = world.store.records.get('S') as string;
+    const b = await boot({ ...world, functions: [] }, 1_000);
+    expect(b.rb.session('S').view().loop?.rounds[0]?.output).toEqual(facts);
+    b.crash();
+
+    world.store.records.set('S', stored.replace('"truncated":true', '"truncated":"yes"'));
+    const c = await boot({ ...world, functions: [] }, 1_000);
+    expect(c.report.failed).toHaveLength(1);
+    expect(c.report.failed[0]?.error).toMatchObject({ code: 'invalid_snapshot' });
+    expect(c.report.failed[0]?.error.message).toContain('rounds.0.output.truncated');
+  });
+
   it('a deadline that passed while the process was down fires at once after restore', async () => {
     const world = { store: new MemorySnapshotStore(), dispatcher: new ScriptedDispatcher() };
     await loopUntil(world, async (a) => {

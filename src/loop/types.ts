@@ -1,3 +1,5 @@
+import type { RoundOutput } from '../ports/dispatcher.js';
+
 /** How a loop's rounds relate: `inherit` seeds each round with the previous summary. */
 export type LoopMode = 'inherit' | 'fresh';
 
@@ -47,6 +49,8 @@ export interface RoundRecord {
   readonly completedAt?: number;
   readonly durationMs?: number;
   readonly status: 'running' | 'completed' | 'error' | 'cancelled';
+  /** How much the worker wrote and how much of it was kept, when the dispatcher says (a capped, truncated output shows here). */
+  readonly output?: RoundOutput;
 }
 
 /** The whole state of a loop (SPEC §3.3): plain JSON, what is persisted and shown. */

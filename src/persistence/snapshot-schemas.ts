@@ -50,6 +50,13 @@ const roundRecordSchema = z.object({
   completedAt: time.optional(),
   durationMs: z.number().min(0).optional(),
   status: z.enum(['running', 'completed', 'error', 'cancelled']),
+  output: z
+    .object({
+      bytes: z.number().int().min(0),
+      keptBytes: z.number().int().min(0),
+      truncated: z.boolean(),
+    })
+    .optional(),
 });
 
 /** The fields a loop's state and a loop actor's context share (LoopState without phase). */

@@ -28,12 +28,24 @@ export const TERMINAL_TASK_STATUSES: ReadonlySet<TaskStatus> = new Set([
   'cancelled',
 ]);
 
+/** How much the worker wrote, and how much of it a dispatcher that caps output kept. */
+export interface RoundOutput {
+  /** Bytes the worker wrote to stdout in all. */
+  readonly bytes: number;
+  /** Bytes of it kept (the last ones): `text` is made of these. */
+  readonly keptBytes: number;
+  /** True when bytes were dropped (`bytes > keptBytes`). */
+  readonly truncated: boolean;
+}
+
 /** The outcome of a finished round. */
 export interface RoundResult {
   /** The worker's text. */
   readonly text: string;
   readonly hadError: boolean;
   readonly errorReason?: string;
+  /** Optional: how much output the worker wrote and how much `text` holds of it. */
+  readonly output?: RoundOutput;
 }
 
 /**

@@ -2,6 +2,7 @@ import type {
   DispatchedTask,
   Dispatcher,
   RoundInput,
+  RoundOutput,
   RoundResult,
   TaskStatus,
 } from '../ports/dispatcher.js';
@@ -117,14 +118,24 @@ export class ScriptedDispatcher implements Dispatcher {
     return task;
   }
 
-  /** Ends a task successfully with `text` (default: the latest task). */
-  complete(taskId: string = this.task().taskId, text = ''): void {
-    this.#end(taskId, 'completed', { text, hadError: false });
+  /** Ends a task successfully with `text` (default: the latest task), and `output` facts if given. */
+  complete(taskId: string = this.task().taskId, text = '', output?: RoundOutput): void {
+    this.#end(taskId, 'completed', { text, hadError: false, ...(output ? { output } : {}) });
   }
 
-  /** Ends a task with an error. */
-  fail(taskId: string = this.task().taskId, reason = 'worker failed', text = ''): void {
-    this.#end(taskId, 'error', { text, hadError: true, errorReason: reason });
+  /** Ends a task with an error, and `output` facts if given. */
+  fail(
+    taskId: string = this.task().taskId,
+    reason = 'worker failed',
+    text = '',
+    output?: RoundOutput,
+  ): void {
+    this.#end(taskId, 'error', {
+      text,
+      hadError: true,
+      errorReason: reason,
+      ...(output ? { output } : {}),
+    });
   }
 
   /** Marks a task cancelled by someone other than the loop. */

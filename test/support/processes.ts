@@ -1,6 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
+import { taskProcesses } from '../../src/ports/command-dispatcher.js';
 
 /**
  * The timeout of a test that spawns processes: sized for a loaded 2-core machine (another
@@ -42,19 +43,31 @@ export async function killTracked(): Promise<void> {
 
 /**
  * SIGKILLs the process group of every worker task under `tasksDir` (the command
- * dispatcher's task folders keep each worker's pid), so a test's workers die with it.
+ * dispatcher's task folders keep the pid of each worker's wrapper, and of a wrapper that
+ * has not claimed its task yet) and every process marked with a task's id, so a test's
+ * workers die with it.
  */
 export function killTaskGroups(tasksDir: string): void {
   if (!existsSync(tasksDir)) return;
   for (const task of readdirSync(tasksDir)) {
-    const pidFile = join(tasksDir, task, 'pid');
-    if (!existsSync(pidFile)) continue;
-    const pid = Number(readFileSync(pidFile, 'utf8').trim());
-    if (!Number.isInteger(pid) || pid <= 0) continue;
-    try {
-      process.kill(-pid, 'SIGKILL');
-    } catch {
-      // Already gone.
+    for (const name of ['pid', 'spawned']) {
+      const pidFile = join(tasksDir, task, name);
+      if (!existsSync(pidFile)) continue;
+      const pid = Number(readFileSync(pidFile, 'utf8').trim());
+      if (!Number.isInteger(pid) || pid <= 0) continue;
+      try {
+        process.kill(-pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
+    }
+    if (!/^t_/.test(task)) continue;
+    for (const pid of taskProcesses(task) ?? []) {
+      try {
+        process.kill(pid, 'SIGKILL');
+      } catch {
+        // Already gone.
+      }
     }
   }
 }

@@ -40,7 +40,12 @@ export function exitCodeFor(phases: readonly string[]): number {
 export async function cliRolebox(options: RunOptions, worker: string, output: Output) {
   const inspect = await resolveInspect(options.inspect, output);
   const store = new SqliteSnapshotStore(options.store);
-  const dispatcher = new CommandDispatcher({ command: worker, stateDir: options.tasks });
+  const dispatcher = new CommandDispatcher({
+    command: worker,
+    stateDir: options.tasks,
+    // The dispatcher's own named points (`before-key`, `before-spawn`, `after-spawn`).
+    onDispatchPoint: crashPoint,
+  });
   const rb = createRolebox({
     store,
     dispatcher,
