@@ -1,0 +1,251 @@
+import fc from 'fast-check';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import {
+  createRolebox,
+  defineFunction,
+  isRoleboxError,
+  MemorySnapshotStore,
+  type Rolebox,
+  RUNTIME_EVENT_TYPES,
+  type SessionHandle,
+  SIGNAL_TYPES,
+  SimulatedClock,
+  seededIdSource,
+} from '../src/index.js';
+import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+import { fuzzRuns } from './support/fuzz.js';
+
+// Random sequences of facade calls, good and bad, on one session: every call either
+// applies or throws a RoleboxError, and a refused call leaves the session exactly as it
+// was (its view and its persisted snapshot). ROLEBOX_FUZZ_RUNS sets the sequences.
+vi.setConfig({ testTimeout: 120_000 });
+
+const FUNCTIONS = [
+  defineFunction({
+    name: 'approval',
+    gate: 'signal_observed(answer)',
+    continue_until: 'signal_observed(answer)',
+    observe: [{ tool: 'signal', capture_payload_as: 'approval-data' }],
+    transitions: [{ when: 'signal_observed(escalate)', activate: ['helper'] }],
+  }),
+  defineFunction({
+    name: 'helper',
+    requires_evidence: ['wrote'],
+    observe: [{ tool: 'write_file', set_evidence: 'wrote' }],
+  }),
+  defineFunction({ name: 'worker', continue_until: 'turn_count(2)', continue_max: 2 }),
+];
+
+const names = fc.constantFrom(
+  'approval',
+  'helper',
+  'worker',
+  'ghost',
+  '__proto__',
+  'constructor',
+  'toString',
+  '',
+);
+const keys = fc.oneof(
+  fc.string({ maxLength: 6 }),
+  fc.constantFrom('__proto__', 'constructor', '__signals_observed', 'k'),
+);
+const text = fc.oneof(
+  fc.string({ maxLength: 40 }),
+  fc.constantFrom(
+    '|signal| type=answer',
+    '|signal| type=need_approval, payload={"reason": "prod"}',
+    '|signal| type=escalate',
+    '|signal| type=__proto__',
+    '|signal| type=answer, payload={"__proto__": {"x": 1}}',
+    '|loop:2| draft the notes',
+    '|loop:2,constructor| x',
+    '|loop:0| x',
+    '|write_file| notes.md',
+    '|read_blackboard|',
+    'hello [rolebox:stop-loop]',
+    '/stop-loop',
+  ),
+);
+const json = fc.jsonValue({ maxDepth: 3 });
+const oddValue = fc.oneof(
+  json,
+  fc.constantFrom(undefined, null, Number.NaN, Number.POSITIVE_INFINITY, () => 1, Symbol('s')),
+  fc.date(),
+  fc.constant(new Map([['a', 1]])),
+  fc.constant(Object.create(null)),
+);
+const payload = fc.oneof(
+  fc.constant(undefined),
+  fc.dictionary(fc.string({ maxLength: 5 }), json, { maxKeys: 3 }),
+  oddValue,
+);
+const runtimeEvent = fc.oneof(
+  fc.constantFrom(
+    { type: 'session_started', availableSkills: [{ name: 'write' }], initialSkill: 'write' },
+    { type: 'session_started', availableSkills: [] },
+    { type: 'skill_selected', skill: 'write' },
+    { type: 'user_submitted_input', text: 'go' },
+    { type: 'user_confirmed_intake' },
+    {
+      type: 'main_agent_decision_created',
+      decision: { id: 'd1', kind: 'run_worker', workerId: 'w1', requiresApproval: true },
+    },
+    {
+      type: 'main_agent_decision_created',
+      decision: { id: 'd2', kind: 'ask_user', message: 'which?' },
+    },
+    { type: 'user_approved_next_step', decisionId: 'd1' },
+    { type: 'user_rejected_next_step', decisionId: 'd9' },
+    { type: 'worker_started', workerId: 'w1', acceptanceMode: 'user_confirmed' },
+    { type: 'worker_needs_input', workerId: 'w1', questions: ['why?'] },
+    { type: 'worker_completed', artifactId: 'art-1' },
+    { type: 'user_accepted_artifact', artifactId: 'art-1' },
+    { type: 'user_rejected_artifact', artifactId: 'art-1' },
+    { type: 'user_requested_revision', instruction: 'shorter' },
+    { type: 'programmatic_review_passed' },
+    { type: 'flow_completed' },
+    { type: 'runtime_failed', reason: 'boom' },
+  ),
+  fc.record(
+    {
+      type: fc.constantFrom(...RUNTIME_EVENT_TYPES, 'constructor', '__proto__', 'toString'),
+      text: fc.string({ maxLength: 5 }),
+      decisionId: fc.string({ maxLength: 3 }),
+      artifactId: fc.constantFrom('art-1', 'art-2', ''),
+      extra: oddValue,
+    },
+    { requiredKeys: ['type'] },
+  ),
+  oddValue,
+);
+
+/** One facade call. */
+type Call = { readonly label: string; run(session: SessionHandle): unknown };
+const call = (label: string, run: (session: SessionHandle) => unknown): Call => ({ label, run });
+
+const calls: fc.Arbitrary<Call> = fc.oneof(
+  names.map((name) => call(`activate(${name})`, (s) => s.activate(name))),
+  names.map((name) => call(`deactivate(${name})`, (s) => s.deactivate(name))),
+  names.map((name) => call(`resume(${name})`, (s) => s.resume(name))),
+  fc
+    .tuple(
+      fc.oneof(
+        fc.constantFrom(...SIGNAL_TYPES),
+        fc.constantFrom('approve', '__proto__', 'constructor'),
+      ),
+      payload,
+    )
+    .map(([type, body]) =>
+      call(`signal(${type})`, (s) => s.signal({ type, payload: body as never })),
+    ),
+  oddValue.map((value) => call('signal(odd)', (s) => s.signal(value as never))),
+  text.map((value) => call(`tool(${JSON.stringify(value)})`, (s) => s.tool(value))),
+  text.map((value) => call(`message(${JSON.stringify(value)})`, (s) => s.message(value))),
+  fc.constant(call('idle()', (s) => s.idle())),
+  runtimeEvent.map((event) =>
+    call(`send(${JSON.stringify(event)})`, (s) => s.send(event as never)),
+  ),
+  fc
+    .tuple(text, fc.oneof(fc.constant(undefined), fc.string({ maxLength: 4 }), oddValue))
+    .map(([value, agent]) =>
+      call(`startLoop(${JSON.stringify(value)})`, (s) =>
+        s.startLoop(value, agent === undefined ? {} : { agent: agent as never }),
+      ),
+    ),
+  fc
+    .oneof(fc.constant({}), fc.constant({ now: true }), oddValue)
+    .map((options) => call('stopLoop()', (s) => s.stopLoop(options as never))),
+  fc
+    .tuple(names, keys, oddValue)
+    .map(([name, key, value]) => call(`setKv(${name}, ${key})`, (s) => s.setKv(name, key, value))),
+  fc
+    .tuple(keys, oddValue)
+    .map(([key, value]) => call(`setSlot(${key})`, (s) => s.setSlot(key, value))),
+  fc
+    .tuple(
+      fc.oneof(fc.constantFrom('read_blackboard', 'run_worker', ''), fc.string({ maxLength: 5 })),
+      fc.constantFrom('loop', 'boundary', 'other'),
+    )
+    .map(([name, kind]) =>
+      call(`toolCall(${name}, ${kind})`, (s) => s.toolCall({ name, kind: kind as never })),
+    ),
+  fc
+    .tuple(fc.oneof(fc.constantFrom('notes', '名称', ''), fc.string({ maxLength: 5 })), oddValue)
+    .map(([name, content]) =>
+      call(`artifacts.write(${name})`, (s) =>
+        s.artifacts.write({ name, content: content as never }),
+      ),
+    ),
+  fc
+    .tuple(
+      fc.constantFrom('art-1', 'art-2', 'nope'),
+      fc.constantFrom('under_review', 'accepted', 'rejected', 'bogus'),
+    )
+    .map(([id, status]) =>
+      call(`artifacts.setStatus(${id}, ${status})`, (s) =>
+        s.artifacts.setStatus(id, status as never),
+      ),
+    ),
+);
+
+describe('the facade under random call sequences', () => {
+  let rb: Rolebox;
+  let sequence = 0;
+  beforeAll(async () => {
+    rb = createRolebox({
+      functions: FUNCTIONS,
+      clock: new SimulatedClock(1_000),
+      ids: seededIdSource(5),
+      dispatcher: new ScriptedDispatcher((input) =>
+        input.round === 1 ? undefined : `round ${input.round}`,
+      ),
+      store: new MemorySnapshotStore(),
+    });
+    await rb.start();
+  });
+  afterAll(async () => {
+    await rb.stop();
+  });
+
+  it('every call applies or throws a RoleboxError, and a refused one changes nothing', async () => {
+    const errors: unknown[] = [];
+    rb.on('error', (event) => errors.push(event.error));
+    await fc.assert(
+      fc.asyncProperty(
+        fc.array(fc.tuple(calls, fc.boolean()), { minLength: 1, maxLength: 12 }),
+        async (steps) => {
+          const session = await rb.openSession({ id: `fuzz-${sequence++}` });
+          const persisted = () =>
+            JSON.stringify(rb.system.system.get(`session:${session.id}`)?.getPersistedSnapshot());
+          try {
+            for (const [step, settleAfter] of steps) {
+              const view = JSON.stringify(session.view());
+              const snapshot = persisted();
+              let thrown: unknown;
+              try {
+                step.run(session);
+              } catch (error) {
+                thrown = error;
+              }
+              if (thrown !== undefined) {
+                if (!isRoleboxError(thrown))
+                  throw new Error(
+                    `${step.label} threw ${String((thrown as Error)?.stack ?? thrown)}`,
+                  );
+                expect(JSON.stringify(session.view()), step.label).toBe(view);
+                expect(persisted(), step.label).toBe(snapshot);
+              }
+              if (settleAfter) await settle(1);
+            }
+            expect(rb.system.getSnapshot().status).toBe('active');
+            expect(errors).toEqual([]);
+          } finally {
+            session.close();
+          }
+        },
+      ),
+      { numRuns: fuzzRuns(10_000) },
+    );
+  });
+});
