@@ -408,7 +408,9 @@ describe('CommandDispatcher', () => {
       const wrapperPid = Number(await fileAppears(join(dir, 'state', task.taskId, 'pid')));
       expect(isGroupAlive(escapedPid)).toBe(true);
       expect(escapedPid).not.toBe(wrapperPid);
-      expect(taskProcesses(task.taskId, wrapperPid)).toContain(escapedPid);
+      // The pid file is written just before `exec sleep`: while the exec runs, its
+      // /proc/<pid>/environ can read empty for a moment.
+      await until(() => taskProcesses(task.taskId, wrapperPid).includes(escapedPid));
       const ended = terminated(dispatcher, task.taskId);
       clock.advance(30_000);
       expect(await ended).toBe('error');
