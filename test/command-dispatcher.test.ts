@@ -410,7 +410,7 @@ describe('CommandDispatcher', () => {
       expect(escapedPid).not.toBe(wrapperPid);
       // The pid file is written just before `exec sleep`: while the exec runs, its
       // /proc/<pid>/environ can read empty for a moment.
-      await until(() => taskProcesses(task.taskId, wrapperPid).includes(escapedPid));
+      await until(() => taskProcesses(task.taskId, wrapperPid)?.includes(escapedPid) === true);
       const ended = terminated(dispatcher, task.taskId);
       clock.advance(30_000);
       expect(await ended).toBe('error');

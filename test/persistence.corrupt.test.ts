@@ -148,6 +148,15 @@ describe('a stored record is checked whole: the bad one is refused, every other 
       /live function "approval" has no actor/,
     ],
     [
+      'a live function in its final state (it would never answer an idle cycle)',
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => {
+          e.snapshot.children['fn:B:approval'].snapshot.value = 'complete';
+        }),
+      /child fn:B:approval: a function in "complete" cannot be active/,
+    ],
+    [
       'a waiting reason that does not match the state',
       'F',
       (store) =>
@@ -280,7 +289,8 @@ type Mutation =
   | { kind: 'retype'; path: number[]; value: unknown }
   | { kind: 'add'; path: number[]; key: string; value: unknown }
   | { kind: 'swap-id'; path: number[]; to: string }
-  | { kind: 'future'; which: number };
+  | { kind: 'future'; which: number }
+  | { kind: 'state'; path: number[]; value: unknown };
 
 /** Every [container, key] of a JSON tree, depth first. */
 function slots(root: Json): [Json, string | number][] {
@@ -323,6 +333,14 @@ function mutate(text: string, mutation: Mutation): string {
       const ids = all.filter(([node, key]) => typeof node[key] === 'string');
       const [node, key] = ids[(mutation.path[0] ?? 0) % ids.length] as [Json, string];
       node[key] = mutation.to;
+      break;
+    }
+    case 'state': {
+      // A state value that exists, in the wrong place: valid alone, inconsistent with the rest.
+      const values = all.filter(([, key]) => key === 'value');
+      if (values.length === 0) break;
+      const [node, key] = values[(mutation.path[0] ?? 0) % values.length] as [Json, string];
+      node[key] = mutation.value;
       break;
     }
     case 'future': {
@@ -375,6 +393,30 @@ const mutation: fc.Arbitrary<Mutation> = fc.oneof(
     to: fc.constantFrom('A', 'F', 'B', 'fn:A:approval', 'artifacts:A', 'session:A', ''),
   }),
   fc.record({ kind: fc.constant('future' as const), which: fc.nat() }),
+  fc.record({
+    kind: fc.constant('state' as const),
+    path,
+    value: fc.constantFrom(
+      'idle',
+      'running',
+      { waiting_user: 'input' },
+      { waiting_user: 'review_artifact' },
+      'done',
+      'error',
+      'activating',
+      'active',
+      'gated',
+      'complete',
+      { dispatching: 'sending' },
+      { dispatching: 'waiting' },
+      'awaiting_worker',
+      'summarizing',
+      { finalizing: 'cancelling_worker' },
+      { finalizing: 'checking' },
+      'cancelled',
+      'interrupted',
+    ),
+  }),
 );
 
 describe('corrupt-record generator over real stored records', () => {

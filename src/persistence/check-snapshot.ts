@@ -4,7 +4,7 @@ import { functionActorId, loopActorId, sessionActorId } from '../actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../loop/constants.js';
-import { isTerminalLoopPhase, type LoopPhase } from '../loop/types.js';
+import { isTerminalLoopPhase } from '../loop/types.js';
 import { topStateOf } from '../state-value.js';
 import {
   artifactStoreSnapshotSchema,
@@ -155,6 +155,8 @@ export function checkSessionSnapshot(
       if (live && !catalog.get(fn.name))
         fail(where, `function ${describeValue(fn.name)} is not defined any more`);
       stateValue(machines.function, stored, where);
+      if (isFinalValue(machines.function, stored.value) !== (stored.status === 'done'))
+        fail(where, `a function in ${describeValue(stored.value)} cannot be ${stored.status}`);
     } else if (child.src === 'loop') {
       const stored = shaped(persistedMachineSchema, child.snapshot, where);
       checkLoopVersion(
@@ -170,7 +172,7 @@ export function checkSessionSnapshot(
         fail(where, `loop ${describeValue(loop.id)} must be the child ${expectedId}`);
       expectSystemId(childId, child, expectedId);
       const resolved = stateValue(machines.loop, stored, where);
-      const finished = isTerminalLoopPhase(topStateOf(stored.value) as LoopPhase);
+      const finished = isFinalValue(machines.loop, stored.value);
       if (finished !== (stored.status === 'done'))
         fail(where, `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`);
       if (!finished) {
@@ -204,6 +206,15 @@ export function checkSessionSnapshot(
     snapshot: { ...session, children } as CheckedSession['snapshot'],
     systemIds,
   };
+}
+
+/**
+ * True when the top-level state of `value` is a final state of `machine`: a snapshot in one
+ * is done, and one that is not never answers another event as a live actor must.
+ */
+function isFinalValue(machine: AnyStateMachine, value: unknown): boolean {
+  const top = topStateOf(value);
+  return Object.hasOwn(machine.root.states, top) && machine.root.states[top]?.type === 'final';
 }
 
 /** Refuses a loop state written by a newer rolebox (SPEC §6: too new is never half-loaded). */
