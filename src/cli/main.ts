@@ -3,7 +3,7 @@ import { Command, CommanderError, InvalidArgumentError, Option } from 'commander
 import { isRoleboxError } from '../errors.js';
 import { runDemoCommand } from './commands/demo.js';
 import { runInspectCommand } from './commands/inspect.js';
-import { runLoopCommand } from './commands/loop.js';
+import { runLoopCommand, STORE_FAILED_EXIT_CODE } from './commands/loop.js';
 import { runReplayCommand } from './commands/replay.js';
 import { runResumeCommand } from './commands/resume.js';
 import { runStatusCommand } from './commands/status.js';
@@ -165,7 +165,8 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
 
 /**
  * Runs the `rolebox` command line. Returns the exit code: 0 on success, 2 for a bad
- * argument or bad input (the message says which), otherwise what the command reports.
+ * argument or bad input (the message says which), 3 when the store cannot be written,
+ * otherwise what the command reports.
  */
 export async function main(
   argv: readonly string[],
@@ -182,7 +183,8 @@ export async function main(
     }
     if (isRoleboxError(error)) {
       output.err(`rolebox: ${error.message} [${error.code}]`);
-      return USAGE_EXIT_CODE;
+      // A store that cannot be written is not the user's typo: it has its own exit code.
+      return error.code === 'store_failed' ? STORE_FAILED_EXIT_CODE : USAGE_EXIT_CODE;
     }
     output.err(
       `rolebox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,

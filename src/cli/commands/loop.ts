@@ -192,14 +192,8 @@ export async function runLoopCommand(
     );
     crashPoint('ack');
     return await waitForLoops(rb, new Set([started.loopId]), output, follower);
-  } catch (error) {
-    follower.stop();
-    if (isRoleboxError(error, 'store_failed')) {
-      output.err(`rolebox: ${error.message} [store_failed]`);
-      return STORE_FAILED_EXIT_CODE;
-    }
-    throw error;
   } finally {
+    follower.stop();
     await close();
   }
 }

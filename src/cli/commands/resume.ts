@@ -1,5 +1,5 @@
 import { existsSync } from 'node:fs';
-import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
+import { describeValue, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import type { Output } from '../output.js';
@@ -8,7 +8,6 @@ import {
   followRolebox,
   LIMITS_SLOT,
   type RunOptions,
-  STORE_FAILED_EXIT_CODE,
   WORKER_SLOT,
   waitForLoops,
 } from './loop.js';
@@ -110,14 +109,8 @@ export async function runResumeCommand(
     }
     const code = await waitForLoops(rb, new Set(loops.keys()), output, follower);
     return report.failed.length > 0 && code === 0 ? 1 : code;
-  } catch (error) {
-    follower.stop();
-    if (isRoleboxError(error, 'store_failed')) {
-      output.err(`rolebox: ${error.message} [store_failed]`);
-      return STORE_FAILED_EXIT_CODE;
-    }
-    throw error;
   } finally {
+    follower.stop();
     await close();
   }
 }
