@@ -1,4 +1,5 @@
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
+import { setOwn } from '../src/base/own-keys.js';
 import { evaluateCondition } from '../src/condition/evaluate.js';
 import type { ConditionAst } from '../src/condition/types.js';
 import { functionConditionEnv } from '../src/function/condition-env.js';
@@ -11,11 +12,10 @@ import type {
   FunctionInput,
   FunctionToSessionEvent,
 } from '../src/function/machine-types.js';
-import type { MachineEnv } from '../src/machine-env.js';
-import { setOwn } from '../src/own-keys.js';
-import type { SessionFacts } from '../src/session/facts.js';
+import type { SessionFacts } from '../src/function/session-facts.js';
 import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
 import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
+import type { MachineEnv } from '../src/system/machine-env.js';
 
 /** Version of the function machine's persisted shape; bump when context or states change. */
 export const FUNCTION_MACHINE_VERSION = 1;

@@ -1,4 +1,5 @@
 import { and, assign, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import { topStateOf } from '../src/base/state-value.js';
 import { RoleboxError } from '../src/errors.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../src/loop/constants.js';
 import type {
@@ -16,14 +17,13 @@ import {
 } from '../src/loop/notes.js';
 import { buildRoundPrompt, summarizeRound } from '../src/loop/round-prompt.js';
 import type { LoopPhase, LoopState, RoundRecord } from '../src/loop/types.js';
-import type { MachineEnv } from '../src/machine-env.js';
 import type {
   DispatchedTask,
   RoundInput,
   RoundResult,
   TaskStatus,
 } from '../src/ports/dispatcher.js';
-import { topStateOf } from '../src/state-value.js';
+import type { MachineEnv } from '../src/system/machine-env.js';
 
 /** Version of the loop machine's persisted shape; bump when context or states change. */
 export const LOOP_MACHINE_VERSION = 1;

@@ -1,15 +1,14 @@
 import { and, assign, enqueueActions, sendParent, setup } from 'xstate';
-import { functionActorId, loopActorId } from '../src/actor-ids.js';
+import { functionActorId, loopActorId } from '../src/base/actor-ids.js';
 import type {
   FunctionContext,
   FunctionEvent,
   FunctionInput,
   FunctionPhase,
 } from '../src/function/machine-types.js';
-import type { HostEvent, IdleReport } from '../src/host-events.js';
+import type { SessionFacts } from '../src/function/session-facts.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
 import type { LoopContext, LoopEvent } from '../src/loop/machine-types.js';
-import type { MachineEnv } from '../src/machine-env.js';
 import type { ArtifactRecord, ArtifactStatus } from '../src/session/artifact.js';
 import {
   type ArtifactStoreContext,
@@ -18,7 +17,7 @@ import {
   currentArtifact,
 } from '../src/session/artifact-store.js';
 import type { SessionCommand } from '../src/session/commands.js';
-import type { SessionFacts } from '../src/session/facts.js';
+import type { EmittedEvent, IdleReport } from '../src/session/emitted.js';
 import type {
   IdleCycle,
   SessionContext,
@@ -35,6 +34,7 @@ import {
 } from '../src/session/runtime-types.js';
 import { isPausingSignal } from '../src/signal/catalogue.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
+import type { MachineEnv } from '../src/system/machine-env.js';
 import type { SystemLoopEvent } from '../src/system/machine-types.js';
 import { createFunctionMachine } from './function.machine.js';
 import { createLoopMachine, loopStateOf } from './loop.machine.js';
@@ -48,7 +48,7 @@ export const ARTIFACTS_CHILD_ID = 'artifacts';
 /** Events a session sends up to the system actor, which emits them to the host. */
 export interface ToHostEvent {
   readonly type: 'host';
-  readonly event: HostEvent;
+  readonly event: EmittedEvent;
 }
 
 /** What session actions may read of themselves: their children's snapshots. */
@@ -101,7 +101,7 @@ export function artifactsOf(self: SelfRef): readonly ArtifactRecord[] {
   return store?.context.artifacts ?? [];
 }
 
-function toHost(event: HostEvent): ToHostEvent {
+function toHost(event: EmittedEvent): ToHostEvent {
   return { type: 'host', event };
 }
 

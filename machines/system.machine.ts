@@ -1,10 +1,10 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
-import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/actor-ids.js';
-import type { HostEvent } from '../src/host-events.js';
+import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/base/actor-ids.js';
 import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
-import type { MachineEnv } from '../src/machine-env.js';
 import type { SessionCommand } from '../src/session/commands.js';
+import type { EmittedEvent } from '../src/session/emitted.js';
 import type { SessionInput } from '../src/session/machine-types.js';
+import type { MachineEnv } from '../src/system/machine-env.js';
 import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
 import { createSessionMachine, type SessionMachine } from './session.machine.js';
 
@@ -29,7 +29,7 @@ export function createSystemMachine(env: MachineEnv) {
     types: {
       context: {} as SystemContext,
       events: {} as SystemEvent,
-      emitted: {} as HostEvent,
+      emitted: {} as EmittedEvent,
     },
     actors: { session: sessionMachine },
     guards: {

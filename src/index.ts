@@ -26,7 +26,26 @@ export {
   SYSTEM_MACHINE_VERSION,
   type SystemMachine,
 } from '../machines/system.machine.js';
-export { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
+export {
+  CommandDispatcher,
+  type CommandDispatcherOptions,
+  DEFAULT_MAX_OUTPUT_BYTES,
+  type DispatchPoint,
+} from './adapters/command-dispatcher.js';
+export { nanoidIdSource, seededIdSource } from './adapters/id-sources.js';
+export { MemorySnapshotStore } from './adapters/memory-snapshot-store.js';
+export { realClock } from './adapters/real-clock.js';
+export { DEFAULT_SQLITE_PATH, SqliteSnapshotStore } from './adapters/sqlite-snapshot-store.js';
+export { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './base/actor-ids.js';
+export {
+  ARTIFACT_NAME_PATTERN,
+  ARTIFACT_NAME_RULE,
+  MAX_ARTIFACT_NAME_LENGTH,
+  MAX_CONDITION_DEPTH,
+  MAX_PAYLOAD_BYTES,
+  MAX_PAYLOAD_DEPTH,
+} from './base/input-limits.js';
+export { parseToolCallText, type ToolCallText } from './base/tool-call.js';
 export { BUILTIN_CONDITIONS } from './condition/builtins.js';
 export { evaluateCondition } from './condition/evaluate.js';
 export { formatCondition, parseCondition } from './condition/parse.js';
@@ -80,16 +99,7 @@ export type {
   FunctionIdleOutcome,
   FunctionPhase,
 } from './function/machine-types.js';
-export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './host-events.js';
-export {
-  ARTIFACT_NAME_PATTERN,
-  ARTIFACT_NAME_RULE,
-  MAX_ARTIFACT_NAME_LENGTH,
-  MAX_CONDITION_DEPTH,
-  MAX_PAYLOAD_BYTES,
-  MAX_PAYLOAD_DEPTH,
-} from './input-limits.js';
-export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './limits.js';
+export type { SessionFacts } from './function/session-facts.js';
 export { expandStopLoopCommand, shouldCancelLoop } from './loop/cancellation.js';
 export * from './loop/constants.js';
 export { normalizePrompt, promptFingerprint } from './loop/fingerprint.js';
@@ -122,7 +132,6 @@ export {
   type RoundRecord,
   TERMINAL_LOOP_PHASES,
 } from './loop/types.js';
-export type { MachineEnv, MachineFactories } from './machine-env.js';
 export { checkSessionSnapshot, type SnapshotMachines } from './persistence/check-snapshot.js';
 export {
   CURRENT_MACHINE_VERSIONS,
@@ -241,13 +250,7 @@ export { runChain, type SchedulerDeps } from './pipeline/scheduler.js';
 export { FALLBACK_SCOPE_KEY, scopeKeyOf } from './pipeline/scope-key.js';
 export { InMemorySourceEventStore, type SourceEventStore } from './pipeline/source-event-store.js';
 export { PIPELINE_METRICS, PIPELINE_SPANS, type TelemetryOptions } from './pipeline/telemetry.js';
-export { type Clock, realClock, type TimerHandle } from './ports/clock.js';
-export {
-  CommandDispatcher,
-  type CommandDispatcherOptions,
-  DEFAULT_MAX_OUTPUT_BYTES,
-  type DispatchPoint,
-} from './ports/command-dispatcher.js';
+export type { Clock, TimerHandle } from './ports/clock.js';
 export {
   type DispatchedTask,
   type Dispatcher,
@@ -257,22 +260,30 @@ export {
   type TaskStatus,
   TERMINAL_TASK_STATUSES,
 } from './ports/dispatcher.js';
-export { type IdSource, nanoidIdSource, seededIdSource } from './ports/ids.js';
-export { SimulatedClock } from './ports/simulated-clock.js';
-export {
-  MemorySnapshotStore,
-  type SnapshotStore,
-  type StoredRecord,
-} from './ports/snapshot-store.js';
-export { DEFAULT_SQLITE_PATH, SqliteSnapshotStore } from './ports/sqlite-snapshot-store.js';
-export { applyRemoteCommand, type RemoteCommand } from './remote-command.js';
+export type { IdSource } from './ports/ids.js';
+export type { SnapshotStore, StoredRecord } from './ports/snapshot-store.js';
+export { ArtifactsHandle } from './rolebox/artifacts-handle.js';
+export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './rolebox/host-events.js';
+export { applyRemoteCommand } from './rolebox/remote-command.js';
 export {
   createRolebox,
   type HostEventHandler,
   type InspectOption,
   Rolebox,
   type RoleboxOptions,
-} from './rolebox.js';
+} from './rolebox/rolebox.js';
+export type { MessageReceipt, StartLoopResult } from './rolebox/session-handle.js';
+export {
+  runtimeEventProblem,
+  type SendResult,
+  SessionHandle,
+  type SessionSnapshotView,
+  type SignalInput,
+  type ToolCallResult,
+  type ToolReceipt,
+} from './rolebox/session-handle.js';
+export type { FunctionView, SessionView } from './rolebox/views.js';
+export { runtimePhaseOf } from './rolebox/views.js';
 export type { ArtifactRecord, ArtifactStatus } from './session/artifact.js';
 export {
   ARTIFACT_STATUSES,
@@ -289,8 +300,7 @@ export {
   artifactStoreLogic,
   currentArtifact,
 } from './session/artifact-store.js';
-export type { SessionCommand } from './session/commands.js';
-export type { SessionFacts } from './session/facts.js';
+export type { RemoteCommand, SessionCommand } from './session/commands.js';
 export type { SessionContext } from './session/machine-types.js';
 export {
   parseRuntimeEvent,
@@ -314,17 +324,6 @@ export {
   type WaitingReason,
   type WaitingReasonKind,
 } from './session/runtime-types.js';
-export { ArtifactsHandle } from './session-artifacts.js';
-export type { MessageReceipt, StartLoopResult } from './session-handle.js';
-export {
-  runtimeEventProblem,
-  type SendResult,
-  SessionHandle,
-  type SessionSnapshotView,
-  type SignalInput,
-  type ToolCallResult,
-  type ToolReceipt,
-} from './session-handle.js';
 export * from './signal/catalogue.js';
 export * from './signal/ledger.js';
 export { parseSignalArguments, parseSignalText } from './signal/parse-signal-text.js';
@@ -341,6 +340,6 @@ export {
   type SignalPayload,
   signalArgsSchema,
 } from './signal/schema.js';
-export { parseToolCallText, type ToolCallText } from './tool-call.js';
-export type { FunctionView, SessionView } from './views.js';
-export { runtimePhaseOf } from './views.js';
+export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './system/limits.js';
+export type { MachineEnv, MachineFactories } from './system/machine-env.js';
+export { SimulatedClock } from './testing/simulated-clock.js';

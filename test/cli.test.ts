@@ -4,11 +4,11 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
+import { isAlive } from '../src/adapters/command-dispatcher.js';
+import { SqliteSnapshotStore } from '../src/adapters/sqlite-snapshot-store.js';
 import { readStatus, runStatusCommand } from '../src/cli/commands/status.js';
 import type { Output } from '../src/cli/output.js';
 import { createRolebox, defineFunction } from '../src/index.js';
-import { isAlive } from '../src/ports/command-dispatcher.js';
-import { SqliteSnapshotStore } from '../src/ports/sqlite-snapshot-store.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 

@@ -4,6 +4,11 @@ import { mkdir, mkdtemp, readFile, rm, stat, writeFile } from 'node:fs/promises'
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import {
+  isAlive as alive,
+  isGroupAlive,
+  taskProcesses,
+} from '../src/adapters/command-dispatcher.js';
 import { describeValue } from '../src/errors.js';
 import {
   CommandDispatcher,
@@ -14,7 +19,6 @@ import {
   SimulatedClock,
   type TaskStatus,
 } from '../src/index.js';
-import { isAlive as alive, isGroupAlive, taskProcesses } from '../src/ports/command-dispatcher.js';
 import { errorOf } from './support/errors.js';
 import {
   killTaskGroups,

@@ -12,7 +12,7 @@ import {
   startInspectorServer,
 } from '../inspector/server.js';
 import { createRolebox, defineFunction, isRoleboxError, type Rolebox } from '../src/index.js';
-import { SimulatedClock } from '../src/ports/simulated-clock.js';
+import { SimulatedClock } from '../src/testing/simulated-clock.js';
 
 type Message = Record<string, unknown>;
 

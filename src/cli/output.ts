@@ -1,4 +1,4 @@
-import type { HostEvent } from '../host-events.js';
+import type { HostEvent } from '../rolebox/host-events.js';
 import { crashPoint } from './crash-points.js';
 
 /** Where the CLI writes: stdout for results and notes, stderr for progress and errors. */

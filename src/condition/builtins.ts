@@ -1,5 +1,5 @@
-import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../input-limits.js';
-import { ownValue } from '../own-keys.js';
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.js';
+import { ownValue } from '../base/own-keys.js';
 import { isSignalType, SIGNAL_TYPES } from '../signal/catalogue.js';
 import { hasSignal } from '../signal/ledger.js';
 import type { NamedCondition } from './types.js';

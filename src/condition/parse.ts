@@ -1,5 +1,5 @@
+import { MAX_CONDITION_DEPTH } from '../base/input-limits.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { MAX_CONDITION_DEPTH } from '../input-limits.js';
 import { type ConditionRegistry, defaultConditionRegistry } from './registry.js';
 import type { Condition, ConditionAst } from './types.js';
 

@@ -1,7 +1,7 @@
 import type { ConditionEnv } from '../condition/types.js';
-import type { SessionFacts } from '../session/facts.js';
 import type { FunctionDefinition } from './definition.js';
 import type { FunctionContext } from './machine-types.js';
+import type { SessionFacts } from './session-facts.js';
 
 /**
  * The environment a function's conditions are decided in: its own state plus the session

@@ -1,10 +1,10 @@
 import { z } from 'zod';
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.js';
+import { setOwn } from '../base/own-keys.js';
 import { parseCondition } from '../condition/parse.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import type { Condition, ConditionAst } from '../condition/types.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
-import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../input-limits.js';
-import { setOwn } from '../own-keys.js';
 
 /** Function names are kebab-case: `awaiting-approval`. */
 export const FUNCTION_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;

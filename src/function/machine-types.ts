@@ -1,6 +1,6 @@
-import type { SessionFacts } from '../session/facts.js';
 import type { SignalArgs } from '../signal/schema.js';
 import type { ContinuationBlock } from './continuation.js';
+import type { SessionFacts } from './session-facts.js';
 
 /** The phases of a function FSM (SPEC §2.3). `complete` is final. */
 export type FunctionPhase = 'active' | 'gated' | 'complete';

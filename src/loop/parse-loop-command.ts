@@ -1,5 +1,5 @@
+import { parseToolCallText } from '../base/tool-call.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { parseToolCallText } from '../tool-call.js';
 import { DEFAULT_ITERATIONS, MAX_ITERATIONS_HARD_CAP } from './constants.js';
 import type { LoopMode } from './types.js';
 

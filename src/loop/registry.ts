@@ -1,4 +1,4 @@
-import { ownValue } from '../own-keys.js';
+import { ownValue } from '../base/own-keys.js';
 
 /** What the system remembers of a loop while its tree is live: enough to check ancestry and tree size. */
 export interface LoopRegistration {

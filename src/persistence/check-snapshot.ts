@@ -1,11 +1,11 @@
 import type { AnyStateMachine } from 'xstate';
 import { z } from 'zod';
-import { functionActorId, loopActorId, sessionActorId } from '../actor-ids.js';
+import { functionActorId, loopActorId, sessionActorId } from '../base/actor-ids.js';
+import { topStateOf } from '../base/state-value.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../loop/constants.js';
 import { isTerminalLoopPhase } from '../loop/types.js';
-import { topStateOf } from '../state-value.js';
 import {
   artifactStoreSnapshotSchema,
   functionContextSchema,

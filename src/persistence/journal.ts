@@ -1,10 +1,10 @@
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { SYSTEM_ACTOR_ID } from '../actor-ids.js';
+import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
-import type { RoleboxLimits } from '../limits.js';
 import type { Clock } from '../ports/clock.js';
+import type { RoleboxLimits } from '../system/limits.js';
 import { CURRENT_MACHINE_VERSIONS, type MachineVersions } from './envelope.js';
 
 /** The `format` of a recorded run. */

@@ -1,5 +1,5 @@
 import type { InspectionEvent } from 'xstate';
-import { SYSTEM_ACTOR_ID } from '../actor-ids.js';
+import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { SnapshotStore, StoredRecord } from '../ports/snapshot-store.js';
 import { makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';

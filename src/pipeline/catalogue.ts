@@ -1,5 +1,5 @@
 import type { LoopPhase } from '../loop/types.js';
-import type { RemoteCommand } from '../remote-command.js';
+import type { RemoteCommand } from '../session/commands.js';
 import type { SignalType } from '../signal/catalogue.js';
 import type { SignalPayload } from '../signal/schema.js';
 import type { ExecutionAttempt, ExecutorError } from './results.js';

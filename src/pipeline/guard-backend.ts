@@ -1,4 +1,5 @@
-import { type Clock, realClock } from '../ports/clock.js';
+import { realClock } from '../adapters/real-clock.js';
+import type { Clock } from '../ports/clock.js';
 import { ExpiringMap } from './expiring-map.js';
 
 /** The state of one guard lane in one scope. */

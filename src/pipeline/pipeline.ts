@@ -1,6 +1,8 @@
+import { nanoidIdSource } from '../adapters/id-sources.js';
+import { realClock } from '../adapters/real-clock.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { type Clock, realClock } from '../ports/clock.js';
-import { type IdSource, nanoidIdSource } from '../ports/ids.js';
+import type { Clock } from '../ports/clock.js';
+import type { IdSource } from '../ports/ids.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import { type GuardBackend, InMemoryGuardBackend } from './guard-backend.js';
 import type { PipelinePolicy } from './handlers.js';

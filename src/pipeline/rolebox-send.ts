@@ -1,4 +1,4 @@
-import type { RemoteCommand } from '../remote-command.js';
+import type { RemoteCommand } from '../session/commands.js';
 import { PIPELINE_ACTION_TYPES } from './catalogue.js';
 import { defineActionHandler, definePolicy, type PipelinePolicy } from './handlers.js';
 import { applyOnce } from './idempotency.js';

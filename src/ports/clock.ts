@@ -14,10 +14,3 @@ export interface Clock {
   /** Cancels a timer; unknown or fired handles are ignored. */
   clearTimeout(handle: TimerHandle): void;
 }
-
-/** The real clock: `Date.now` and the host's timers. */
-export const realClock: Clock = {
-  now: () => Date.now(),
-  setTimeout: (callback, delayMs) => setTimeout(callback, delayMs),
-  clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-};

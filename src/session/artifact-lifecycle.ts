@@ -1,5 +1,5 @@
+import { ownValue } from '../base/own-keys.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { ownValue } from '../own-keys.js';
 import type { ArtifactStatus } from './artifact.js';
 
 /**

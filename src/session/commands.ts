@@ -58,3 +58,15 @@ export type SessionCommand =
       readonly at: number;
     }
   | TimedRuntimeEvent;
+
+/**
+ * A command for a session that comes from outside host code: a click in the inspector, or
+ * the pipeline's `action.rolebox.send`. Plain JSON, so it can travel over a socket or sit
+ * in a stored pipeline event.
+ */
+export type RemoteCommand =
+  | { readonly kind: 'signal'; readonly type: string; readonly payload?: Record<string, unknown> }
+  | { readonly kind: 'idle' }
+  | { readonly kind: 'message'; readonly text: string }
+  | { readonly kind: 'runtime'; readonly event: Record<string, unknown> }
+  | { readonly kind: 'stop_loop' };

@@ -1,4 +1,4 @@
-import { setOwn } from '../own-keys.js';
+import { setOwn } from '../base/own-keys.js';
 import type { SignalType } from './catalogue.js';
 
 /** The key-value store of a function; the ledger and the last terminating type live in it. */

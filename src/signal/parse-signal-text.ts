@@ -1,5 +1,5 @@
+import { parseToolCallText } from '../base/tool-call.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { parseToolCallText } from '../tool-call.js';
 import { parseSignalArgs, type SignalArgs } from './schema.js';
 
 /**

@@ -1,8 +1,8 @@
 import { z } from 'zod';
+import { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../base/input-limits.js';
+import { plainJsonProblem } from '../base/json-value.js';
+import { ownValue } from '../base/own-keys.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../input-limits.js';
-import { plainJsonProblem } from '../json-value.js';
-import { ownValue } from '../own-keys.js';
 import { isSignalType, SIGNAL_TYPES, type SignalType } from './catalogue.js';
 
 /** A JSON object payload carried by a signal. */

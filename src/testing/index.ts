@@ -1,7 +1,6 @@
 // What tests (ours and our users') import from `rolebox/testing`.
 
-export { seededIdSource } from '../ports/ids.js';
-export { SimulatedClock } from '../ports/simulated-clock.js';
+export { seededIdSource } from '../adapters/id-sources.js';
 export {
   type Divergence,
   formatReplayReport,
@@ -17,3 +16,4 @@ export {
   type ScriptedTask,
 } from './scripted-dispatcher.js';
 export { settle } from './settle.js';
+export { SimulatedClock } from './simulated-clock.js';

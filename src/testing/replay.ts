@@ -1,20 +1,20 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createActor } from 'xstate';
 import { createSystemMachine } from '../../machines/system.machine.js';
-import { SYSTEM_ACTOR_ID } from '../actor-ids.js';
+import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { FunctionCatalog } from '../function/catalog.js';
 import type { FunctionDefinition } from '../function/definition.js';
-import type { RoleboxLimits } from '../limits.js';
-import type { MachineFactories } from '../machine-env.js';
 import {
   comparableSnapshot,
   parseRecordedRun,
   type RecordedRun,
   reviveEvent,
 } from '../persistence/journal.js';
-import { SimulatedClock } from '../ports/simulated-clock.js';
+import type { RoleboxLimits } from '../system/limits.js';
+import type { MachineFactories } from '../system/machine-env.js';
+import { SimulatedClock } from './simulated-clock.js';
 
 /** Options of {@link replay}. */
 export interface ReplayOptions {

@@ -1,7 +1,7 @@
 import type { ChildProcess } from 'node:child_process';
 import { existsSync, readdirSync, readFileSync } from 'node:fs';
 import { join } from 'node:path';
-import { taskProcesses } from '../../src/ports/command-dispatcher.js';
+import { taskProcesses } from '../../src/adapters/command-dispatcher.js';
 
 /**
  * The timeout of a test that spawns processes: sized for a loaded 2-core machine (another

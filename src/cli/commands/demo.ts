@@ -2,10 +2,10 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { InspectorServer } from '../../../inspector/server.js';
+import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { defineFunction } from '../../function/definition.js';
-import type { HostEvent } from '../../host-events.js';
-import { CommandDispatcher } from '../../ports/command-dispatcher.js';
-import { createRolebox, type Rolebox } from '../../rolebox.js';
+import type { HostEvent } from '../../rolebox/host-events.js';
+import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import { inspectorLog, startInspectorServerOnFreePort } from '../inspector-option.js';
 import { type Output, untilInterrupted } from '../output.js';
 

@@ -1,9 +1,9 @@
+import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
+import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { isRoleboxError, RoleboxError } from '../../errors.js';
 import { parseLoopCommand } from '../../loop/parse-loop-command.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
-import { CommandDispatcher } from '../../ports/command-dispatcher.js';
-import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
-import { createRolebox, type Rolebox } from '../../rolebox.js';
+import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import { crashPoint } from '../crash-points.js';
 import { resolveInspect } from '../inspector-option.js';
 import { followLoops, type Output } from '../output.js';

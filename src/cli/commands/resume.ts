@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
+import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
-import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
 import type { Output } from '../output.js';
 import {
   cliRolebox,

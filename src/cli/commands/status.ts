@@ -1,12 +1,12 @@
 import { existsSync } from 'node:fs';
 import { loopStateOf } from '../../../machines/loop.machine.js';
+import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
+import { topStateOf } from '../../base/state-value.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import type { LoopContext } from '../../loop/machine-types.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
-import { SqliteSnapshotStore } from '../../ports/sqlite-snapshot-store.js';
-import { topStateOf } from '../../state-value.js';
-import { runtimePhaseOf } from '../../views.js';
+import { runtimePhaseOf } from '../../rolebox/views.js';
 import type { Output } from '../output.js';
 
 /** One stored session as `rolebox status` shows it. */

@@ -2,7 +2,7 @@ import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { describeValue, RoleboxError } from '../errors.js';
-import type { SnapshotStore, StoredRecord } from './snapshot-store.js';
+import type { SnapshotStore, StoredRecord } from '../ports/snapshot-store.js';
 
 /** Where the CLI keeps its state by default. */
 export const DEFAULT_SQLITE_PATH = '.rolebox/state.db';

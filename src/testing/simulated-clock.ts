@@ -1,4 +1,4 @@
-import type { Clock, TimerHandle } from './clock.js';
+import type { Clock, TimerHandle } from '../ports/clock.js';
 
 interface PendingTimer {
   readonly id: number;

@@ -1,8 +1,7 @@
-import type { ContinuationBlock } from './function/continuation.js';
-import type { InspectorCommand } from './inspection/websocket-inspector.js';
-import type { LoopPhase } from './loop/types.js';
-import type { SessionEffect } from './session/runtime-types.js';
-import type { SignalReceipt } from './signal/reply.js';
+import type { ContinuationBlock } from '../function/continuation.js';
+import type { LoopPhase } from '../loop/types.js';
+import type { SignalReceipt } from '../signal/reply.js';
+import type { SessionEffect } from './runtime-types.js';
 
 /** What one idle cycle of a session decided. */
 export interface IdleReport {
@@ -21,10 +20,10 @@ export interface IdleReport {
 }
 
 /**
- * Events rolebox delivers to the host through `rb.on(type, handler)`. They are delivered
- * after the command that caused them has been fully processed.
+ * What the actor system emits for the host: what sessions, their functions and loops did.
+ * The facade delivers them (with its own `error` and `inspector_command`) as host events.
  */
-export type HostEvent =
+export type EmittedEvent =
   | {
       readonly type: 'signal';
       readonly sessionId: string;
@@ -95,17 +94,4 @@ export type HostEvent =
       readonly sessionId: string;
       readonly loopId: string;
       readonly phase: LoopPhase;
-    }
-  | {
-      readonly type: 'inspector_command';
-      readonly sessionId: string;
-      readonly actor: string;
-      readonly command: InspectorCommand;
-    }
-  | { readonly type: 'error'; readonly sessionId?: string; readonly error: Error };
-
-/** The type names of {@link HostEvent}. */
-export type HostEventType = HostEvent['type'];
-
-/** The host event of a given type. */
-export type HostEventOf<T extends HostEventType> = Extract<HostEvent, { type: T }>;
+    };

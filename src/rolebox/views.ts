@@ -1,12 +1,12 @@
-import { formatCondition } from './condition/parse.js';
-import type { FunctionCatalog } from './function/catalog.js';
-import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
-import type { LoopState } from './loop/types.js';
-import type { ArtifactRecord } from './session/artifact.js';
-import type { SessionContext } from './session/machine-types.js';
-import type { AcceptanceMode, RuntimePhase, WaitingReason } from './session/runtime-types.js';
-import { LEDGER_KEY, readLedgerRecord } from './signal/ledger.js';
-import { topStateOf } from './state-value.js';
+import { topStateOf } from '../base/state-value.js';
+import { formatCondition } from '../condition/parse.js';
+import type { FunctionCatalog } from '../function/catalog.js';
+import type { FunctionContext, FunctionPhase } from '../function/machine-types.js';
+import type { LoopState } from '../loop/types.js';
+import type { ArtifactRecord } from '../session/artifact.js';
+import type { SessionContext } from '../session/machine-types.js';
+import type { AcceptanceMode, RuntimePhase, WaitingReason } from '../session/runtime-types.js';
+import { LEDGER_KEY, readLedgerRecord } from '../signal/ledger.js';
 
 /** A plain-JSON picture of one function in a session. */
 export interface FunctionView {

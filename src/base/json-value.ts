@@ -1,4 +1,4 @@
-import { describeValue } from './errors.js';
+import { describeValue } from '../errors.js';
 
 /** Bounds of {@link plainJsonProblem}. */
 export interface PlainJsonBounds {

@@ -6,51 +6,58 @@ import {
   type Observer,
   type SnapshotFrom,
 } from 'xstate';
-import { createFunctionMachine } from '../machines/function.machine.js';
-import { createLoopMachine, loopStateOf } from '../machines/loop.machine.js';
+import { createFunctionMachine } from '../../machines/function.machine.js';
+import { createLoopMachine, loopStateOf } from '../../machines/loop.machine.js';
 import {
   ARTIFACTS_CHILD_ID,
   createSessionMachine,
   type SessionMachine,
-} from '../machines/session.machine.js';
-import { createSystemMachine, type SystemMachine } from '../machines/system.machine.js';
-import { functionActorId, loopActorId, SYSTEM_ACTOR_ID, sessionActorId } from './actor-ids.js';
-import { type ConditionRegistry, defaultConditionRegistry } from './condition/registry.js';
-import { describeValue, RoleboxError } from './errors.js';
-import { FunctionCatalog } from './function/catalog.js';
-import type { FunctionDefinition } from './function/definition.js';
-import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
-import type { HostEvent, HostEventOf, HostEventType } from './host-events.js';
+} from '../../machines/session.machine.js';
+import { createSystemMachine, type SystemMachine } from '../../machines/system.machine.js';
+import { nanoidIdSource } from '../adapters/id-sources.js';
+import { realClock } from '../adapters/real-clock.js';
 import {
-  connectWebSocketInspector,
-  type InspectorCommand,
-  type WebSocketInspector,
-} from './inspection/websocket-inspector.js';
-import { type RoleboxLimits, resolveLimits } from './limits.js';
-import type { LoopContext } from './loop/machine-types.js';
-import type { MachineEnv } from './machine-env.js';
-import { checkSessionSnapshot, type SnapshotMachines } from './persistence/check-snapshot.js';
-import { decodeEnvelope } from './persistence/envelope.js';
-import { JournalRecorder, type RecordedRun } from './persistence/journal.js';
-import { type MigrationRegistry, noMigrations } from './persistence/migrations.js';
-import { Persister } from './persistence/persister.js';
+  functionActorId,
+  loopActorId,
+  SYSTEM_ACTOR_ID,
+  sessionActorId,
+} from '../base/actor-ids.js';
+import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import { FunctionCatalog } from '../function/catalog.js';
+import type { FunctionDefinition } from '../function/definition.js';
+import type { FunctionContext, FunctionPhase } from '../function/machine-types.js';
+import type { LoopContext } from '../loop/machine-types.js';
+import { checkSessionSnapshot, type SnapshotMachines } from '../persistence/check-snapshot.js';
+import { decodeEnvelope } from '../persistence/envelope.js';
+import { JournalRecorder, type RecordedRun } from '../persistence/journal.js';
+import { type MigrationRegistry, noMigrations } from '../persistence/migrations.js';
+import { Persister } from '../persistence/persister.js';
 import {
   buildSystemSnapshot,
   loadStoredSessions,
   type StartReport,
   withoutSharedSystemIds,
-} from './persistence/restore.js';
-import { Pipeline } from './pipeline/pipeline.js';
+} from '../persistence/restore.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import type { Clock } from '../ports/clock.js';
+import type { Dispatcher } from '../ports/dispatcher.js';
+import type { IdSource } from '../ports/ids.js';
+import type { SnapshotStore } from '../ports/snapshot-store.js';
+import type { ArtifactStoreContext } from '../session/artifact-store.js';
+import type { AcceptanceMode } from '../session/runtime-types.js';
+import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
+import type { MachineEnv } from '../system/machine-env.js';
+import type { SystemEvent } from '../system/machine-types.js';
+import type { HostEvent, HostEventOf, HostEventType } from './host-events.js';
+import {
+  connectWebSocketInspector,
+  type InspectorCommand,
+  type WebSocketInspector,
+} from './inspector-connection.js';
 import { connectPipeline } from './pipeline-bridge.js';
-import { type Clock, realClock } from './ports/clock.js';
-import type { Dispatcher } from './ports/dispatcher.js';
-import { type IdSource, nanoidIdSource } from './ports/ids.js';
-import type { SnapshotStore } from './ports/snapshot-store.js';
 import { applyRemoteCommand } from './remote-command.js';
-import type { ArtifactStoreContext } from './session/artifact-store.js';
-import type { AcceptanceMode } from './session/runtime-types.js';
 import { SessionHandle, type SessionHost, type SessionSnapshotView } from './session-handle.js';
-import type { SystemEvent } from './system/machine-types.js';
 
 /**
  * Inspection: an XState inspection observer (function or object); `{ url }` to stream to

@@ -1,6 +1,6 @@
 import { z } from 'zod';
-import { describeValue, RoleboxError } from './errors.js';
-import { DEFAULT_CONTINUATION_LIMITS } from './function/continuation.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import { DEFAULT_CONTINUATION_LIMITS } from '../function/continuation.js';
 import {
   DEFAULT_ITERATIONS,
   DISPATCH_ROUND_TIMEOUT_MS,
@@ -9,7 +9,7 @@ import {
   MAX_TREE_WORKER_SESSIONS,
   SEED_CHAR_CAP,
   SUMMARY_INPUT_CHAR_CAP,
-} from './loop/constants.js';
+} from '../loop/constants.js';
 
 /** Every tunable limit of a rolebox. Pass overrides to `createRolebox({ limits })`. */
 export interface RoleboxLimits {

@@ -1,12 +1,12 @@
 import type { AnyActorRef } from 'xstate';
-import { ARTIFACTS_CHILD_ID } from '../machines/session.machine.js';
-import { loopActorId, sessionActorId } from './actor-ids.js';
-import { isRoleboxError } from './errors.js';
+import { ARTIFACTS_CHILD_ID } from '../../machines/session.machine.js';
+import { loopActorId, sessionActorId } from '../base/actor-ids.js';
+import { isRoleboxError } from '../errors.js';
+import type { LoopContext } from '../loop/machine-types.js';
+import { PIPELINE_SOURCE_TYPES, type RoleboxSourcePayloads } from '../pipeline/catalogue.js';
+import type { Pipeline } from '../pipeline/pipeline.js';
+import type { ArtifactStoreContext } from '../session/artifact-store.js';
 import type { HostEvent } from './host-events.js';
-import type { LoopContext } from './loop/machine-types.js';
-import { PIPELINE_SOURCE_TYPES, type RoleboxSourcePayloads } from './pipeline/catalogue.js';
-import type { Pipeline } from './pipeline/pipeline.js';
-import type { ArtifactStoreContext } from './session/artifact-store.js';
 import { runtimePhaseOf } from './views.js';
 
 /** What the bridge needs of its rolebox. */

@@ -1,4 +1,4 @@
-import { describeValue, RoleboxError } from './errors.js';
+import { describeValue, RoleboxError } from '../errors.js';
 
 /** An agent tool call written as text: `|name| args` or `|name:params| args`. */
 export interface ToolCallText {

@@ -1,34 +1,34 @@
-import { evaluateCondition } from './condition/evaluate.js';
-import { formatCondition } from './condition/parse.js';
-import type { ConditionRegistry } from './condition/registry.js';
-import { describeValue, RoleboxError } from './errors.js';
-import type { FunctionCatalog } from './function/catalog.js';
-import { functionConditionEnv } from './function/condition-env.js';
-import type { FunctionContext, FunctionPhase } from './function/machine-types.js';
-import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
-import type { RoleboxLimits } from './limits.js';
-import { expandStopLoopCommand, shouldCancelLoop } from './loop/cancellation.js';
-import { promptFingerprint } from './loop/fingerprint.js';
-import type { LoopInput } from './loop/machine-types.js';
-import { parseLoopCommand } from './loop/parse-loop-command.js';
-import { checkLoopRegistration, type LoopRegistry } from './loop/registry.js';
-import type { LoopState } from './loop/types.js';
-import type { ArtifactRecord } from './session/artifact.js';
-import type { SessionCommand } from './session/commands.js';
-import type { SessionContext, SessionEvent } from './session/machine-types.js';
-import { parseRuntimeEvent } from './session/runtime-event-schema.js';
+import { parseToolCallText } from '../base/tool-call.js';
+import { evaluateCondition } from '../condition/evaluate.js';
+import { formatCondition } from '../condition/parse.js';
+import type { ConditionRegistry } from '../condition/registry.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import type { FunctionCatalog } from '../function/catalog.js';
+import { functionConditionEnv } from '../function/condition-env.js';
+import type { FunctionContext, FunctionPhase } from '../function/machine-types.js';
+import { expandStopLoopCommand, shouldCancelLoop } from '../loop/cancellation.js';
+import { promptFingerprint } from '../loop/fingerprint.js';
+import type { LoopInput } from '../loop/machine-types.js';
+import { parseLoopCommand } from '../loop/parse-loop-command.js';
+import { checkLoopRegistration, type LoopRegistry } from '../loop/registry.js';
+import type { LoopState } from '../loop/types.js';
+import type { ArtifactRecord } from '../session/artifact.js';
+import type { SessionCommand } from '../session/commands.js';
+import type { SessionContext, SessionEvent } from '../session/machine-types.js';
+import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
 import type {
   RuntimeEvent,
   RuntimePhase,
   SessionEffect,
   TimedRuntimeEvent,
   WaitingReason,
-} from './session/runtime-types.js';
-import { ArtifactsHandle } from './session-artifacts.js';
-import { parseSignalArguments } from './signal/parse-signal-text.js';
-import type { SignalReceipt } from './signal/reply.js';
-import { parseSignalArgs, type SignalArgs } from './signal/schema.js';
-import { parseToolCallText } from './tool-call.js';
+} from '../session/runtime-types.js';
+import { parseSignalArguments } from '../signal/parse-signal-text.js';
+import type { SignalReceipt } from '../signal/reply.js';
+import { parseSignalArgs, type SignalArgs } from '../signal/schema.js';
+import type { RoleboxLimits } from '../system/limits.js';
+import { ArtifactsHandle } from './artifacts-handle.js';
+import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
 /** Signal arguments as a host passes them; validated on the way in. */

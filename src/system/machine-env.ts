@@ -1,8 +1,8 @@
-import type { ConditionRegistry } from './condition/registry.js';
-import type { FunctionCatalog } from './function/catalog.js';
+import type { ConditionRegistry } from '../condition/registry.js';
+import type { FunctionCatalog } from '../function/catalog.js';
+import type { Clock } from '../ports/clock.js';
+import type { Dispatcher } from '../ports/dispatcher.js';
 import type { RoleboxLimits } from './limits.js';
-import type { Clock } from './ports/clock.js';
-import type { Dispatcher } from './ports/dispatcher.js';
 
 /**
  * What the machines of one rolebox are built with. Machines read it through closures in

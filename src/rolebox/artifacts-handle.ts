@@ -1,9 +1,9 @@
-import { describeValue, RoleboxError } from './errors.js';
-import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from './input-limits.js';
-import type { ArtifactRecord, ArtifactStatus } from './session/artifact.js';
-import { ARTIFACT_STATUSES, assertArtifactStatusChange } from './session/artifact-lifecycle.js';
-import { currentArtifact } from './session/artifact-store.js';
-import type { SessionCommand } from './session/commands.js';
+import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import type { ArtifactRecord, ArtifactStatus } from '../session/artifact.js';
+import { ARTIFACT_STATUSES, assertArtifactStatusChange } from '../session/artifact-lifecycle.js';
+import { currentArtifact } from '../session/artifact-store.js';
+import type { SessionCommand } from '../session/commands.js';
 
 /** What the artifacts handle needs from its session. Internal. */
 export interface ArtifactsHost {

@@ -3,7 +3,7 @@ import { type FSWatcher, readdirSync, readFileSync, watch } from 'node:fs';
 import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
 import { describeValue, RoleboxError } from '../errors.js';
-import { type Clock, realClock } from './clock.js';
+import type { Clock } from '../ports/clock.js';
 import type {
   DispatchedTask,
   Dispatcher,
@@ -11,8 +11,10 @@ import type {
   RoundOutput,
   RoundResult,
   TaskStatus,
-} from './dispatcher.js';
-import { type IdSource, nanoidIdSource } from './ids.js';
+} from '../ports/dispatcher.js';
+import type { IdSource } from '../ports/ids.js';
+import { nanoidIdSource } from './id-sources.js';
+import { realClock } from './real-clock.js';
 import { WORKER_WRAPPER_SCRIPT } from './worker-wrapper.js';
 
 /** The default of {@link CommandDispatcherOptions.maxOutputBytes}: 16 MiB. */

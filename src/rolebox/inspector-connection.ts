@@ -3,7 +3,7 @@ import { createInspector } from '@statelyai/inspect';
 import safeStableStringify from 'safe-stable-stringify';
 import WebSocket from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
-import type { RemoteCommand } from '../remote-command.js';
+import type { RemoteCommand } from '../session/commands.js';
 
 /** A command the inspector page sends to an actor of a running rolebox. */
 export type InspectorCommand = RemoteCommand;
