@@ -15,3 +15,45 @@ export function functionActorId(sessionId: string, name: string): string {
 export function loopActorId(loopId: string): string {
   return `loop:${loopId}`;
 }
+
+/** The systemId (and child id) of a session's artifact store: `artifacts:<sessionId>`. */
+export function artifactsActorId(sessionId: string): string {
+  return `artifacts:${sessionId}`;
+}
+
+/** What a rolebox systemId names. */
+export type ParsedActorId =
+  | { readonly kind: 'system' }
+  | { readonly kind: 'session'; readonly sessionId: string }
+  | { readonly kind: 'function'; readonly sessionId: string; readonly name: string }
+  | { readonly kind: 'artifacts'; readonly sessionId: string }
+  | { readonly kind: 'loop'; readonly loopId: string };
+
+/**
+ * Reads a systemId built by the functions above (`session:S`, `fn:S:name`, `artifacts:S`,
+ * `loop:L`, `rolebox`); undefined for anything else. Session ids never hold `:`, so the
+ * first `:` after `fn:` ends the session id.
+ */
+export function parseActorId(systemId: string): ParsedActorId | undefined {
+  if (systemId === SYSTEM_ACTOR_ID) return { kind: 'system' };
+  const colon = systemId.indexOf(':');
+  if (colon <= 0) return undefined;
+  const prefix = systemId.slice(0, colon);
+  const rest = systemId.slice(colon + 1);
+  if (rest === '') return undefined;
+  switch (prefix) {
+    case 'session':
+      return { kind: 'session', sessionId: rest };
+    case 'artifacts':
+      return { kind: 'artifacts', sessionId: rest };
+    case 'loop':
+      return { kind: 'loop', loopId: rest };
+    case 'fn': {
+      const split = rest.indexOf(':');
+      if (split <= 0 || split === rest.length - 1) return undefined;
+      return { kind: 'function', sessionId: rest.slice(0, split), name: rest.slice(split + 1) };
+    }
+    default:
+      return undefined;
+  }
+}

@@ -1,21 +1,17 @@
-import type { AnyActorRef } from 'xstate';
-import { ARTIFACTS_CHILD_ID } from '../../machines/session.machine.js';
-import { loopActorId, sessionActorId } from '../base/actor-ids.js';
 import { isRoleboxError } from '../errors.js';
-import type { LoopContext } from '../loop/machine-types.js';
 import { PIPELINE_SOURCE_TYPES, type RoleboxSourcePayloads } from '../pipeline/catalogue.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
-import type { ArtifactStoreContext } from '../session/artifact-store.js';
 import type { HostEvent } from './host-events.js';
+import type { SessionSnapshot, SystemAccess } from './system-access.js';
 import { runtimePhaseOf } from './views.js';
 
-/** What the bridge needs of its rolebox. */
+/** What the bridge needs of its rolebox: the actors to watch, its host events, where errors go. */
 export interface BridgeHost {
+  readonly access: Pick<
+    SystemAccess,
+    'sessionActor' | 'artifactsActor' | 'loopActor' | 'sessionIds'
+  >;
   on(type: '*', handler: (event: HostEvent) => void): () => void;
-  /** The live actor with this system id. */
-  actor(systemId: string): AnyActorRef | undefined;
-  /** The live sessions' ids. */
-  sessions(): string[];
   /** Reports an event the pipeline could not take. */
   onError(error: Error, sessionId: string): void;
 }
@@ -59,15 +55,14 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
     });
   };
 
-  const watchArtifacts = (sessionId: string, store: AnyActorRef | undefined) => {
+  const watchArtifacts = (sessionId: string) => {
+    const store = host.access.artifactsActor(sessionId);
     if (!store) return;
-    const statuses = new Map(
-      (store.getSnapshot() as { context: ArtifactStoreContext }).context.artifacts.map(
-        (artifact) => [artifact.id, artifact.status as string],
-      ),
+    const statuses = new Map<string, string>(
+      store.getSnapshot().context.artifacts.map((artifact) => [artifact.id, artifact.status]),
     );
     subscriptions.push(
-      store.subscribe((snapshot: { context: ArtifactStoreContext }) => {
+      store.subscribe((snapshot) => {
         for (const artifact of snapshot.context.artifacts) {
           const from = statuses.get(artifact.id) ?? null;
           if (from === artifact.status) continue;
@@ -88,25 +83,18 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
   };
 
   const watchSession = (sessionId: string) => {
-    const ref = host.actor(sessionActorId(sessionId));
+    const ref = host.access.sessionActor(sessionId);
     if (!ref || watchedSessions.has(sessionId)) return;
     watchedSessions.add(sessionId);
-    const phaseOf = (snapshot: {
-      value: unknown;
-      context: { waitingReason?: { kind: string } | null };
-    }) => ({
+    const phaseOf = (snapshot: SessionSnapshot) => ({
       phase: runtimePhaseOf(snapshot.value),
       waiting: snapshot.context.waitingReason?.kind ?? null,
     });
-    const first = ref.getSnapshot() as {
-      value: unknown;
-      context: { waitingReason?: { kind: string } | null; activeLoopId?: string | null };
-      children: Record<string, AnyActorRef>;
-    };
+    const first = ref.getSnapshot();
     let last = phaseOf(first);
     subscriptions.push(
       ref.subscribe({
-        next: (snapshot: typeof first) => {
+        next: (snapshot) => {
           const now = phaseOf(snapshot);
           if (now.phase === last.phase && now.waiting === last.waiting) return;
           enqueue(sessionId, {
@@ -118,23 +106,20 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
         complete: () => watchedSessions.delete(sessionId),
       }),
     );
-    watchArtifacts(sessionId, first.children[ARTIFACTS_CHILD_ID]);
+    watchArtifacts(sessionId);
     if (first.context.activeLoopId) watchLoop(sessionId, first.context.activeLoopId);
   };
 
   const watchLoop = (sessionId: string, loopId: string) => {
-    const ref = host.actor(loopActorId(loopId));
+    const ref = host.access.loopActor(loopId);
     if (!ref || watchedLoops.has(loopId)) return;
     watchedLoops.add(loopId);
-    const statuses = new Map(
-      (ref.getSnapshot() as { context: LoopContext }).context.rounds.map((round) => [
-        round.round,
-        round.status as string,
-      ]),
+    const statuses = new Map<number, string>(
+      ref.getSnapshot().context.rounds.map((round) => [round.round, round.status]),
     );
     subscriptions.push(
       ref.subscribe({
-        next: (snapshot: { context: LoopContext }) => {
+        next: (snapshot) => {
           for (const round of snapshot.context.rounds) {
             const before = statuses.get(round.round);
             statuses.set(round.round, round.status);
@@ -193,7 +178,7 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
         return;
     }
   });
-  for (const sessionId of host.sessions()) watchSession(sessionId);
+  for (const sessionId of host.access.sessionIds()) watchSession(sessionId);
 
   return () => {
     connected = false;

@@ -8,13 +8,11 @@ import { functionConditionEnv } from '../function/condition-env.js';
 import type { FunctionContext, FunctionPhase } from '../function/machine-types.js';
 import { expandStopLoopCommand, shouldCancelLoop } from '../loop/cancellation.js';
 import { promptFingerprint } from '../loop/fingerprint.js';
-import type { LoopInput } from '../loop/machine-types.js';
 import { parseLoopCommand } from '../loop/parse-loop-command.js';
-import { checkLoopRegistration, type LoopRegistry } from '../loop/registry.js';
-import type { LoopState } from '../loop/types.js';
+import { checkLoopRegistration } from '../loop/registry.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import type { SessionCommand } from '../session/commands.js';
-import type { SessionContext, SessionEvent } from '../session/machine-types.js';
+import type { SessionContext } from '../session/machine-types.js';
 import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
 import type {
   RuntimeEvent,
@@ -29,6 +27,7 @@ import { parseSignalArgs, type SignalArgs } from '../signal/schema.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { ArtifactsHandle } from './artifacts-handle.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
+import type { SessionRead, SystemAccess } from './system-access.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
 /** Signal arguments as a host passes them; validated on the way in. */
@@ -59,15 +58,8 @@ export interface MessageReceipt {
   readonly loopStopped: boolean;
 }
 
-/** What the facade reads of a live session actor. */
-export interface SessionSnapshotView {
-  /** The machine's state value (`'running'`, `{ waiting_user: 'input' }`, …). */
-  readonly value: unknown;
-  readonly context: SessionContext;
-  readonly artifacts: readonly ArtifactRecord[];
-  /** Whether the machine would take a transition on this event. */
-  can(event: SessionEvent): boolean;
-}
+/** What the facade reads of a live session actor (see {@link SystemAccess.readSession}). */
+export type SessionSnapshotView = SessionRead;
 
 /** What `session.send(event)` answers: where the session is now, and what the host must do. */
 export interface SendResult {
@@ -82,29 +74,23 @@ export type ToolCallResult =
   | { readonly allowed: true; readonly burst: number }
   | { readonly allowed: false; readonly reason: 'burst_limit'; readonly message: string };
 
-/** What a session handle needs from its rolebox. Internal: hosts never implement it. */
+/**
+ * What a session handle needs from its rolebox: a slice of its {@link SystemAccess} and
+ * its settings. Internal: hosts never implement it.
+ */
 export interface SessionHost {
+  readonly access: Pick<
+    SystemAccess,
+    'requireSession' | 'readFunction' | 'readLoop' | 'loopRegistry' | 'dispatch'
+  >;
   readonly catalog: FunctionCatalog;
   readonly conditions: ConditionRegistry;
   readonly limits: RoleboxLimits;
   readonly hasDispatcher: boolean;
-  newId(prefix: string): string;
-  now(): number;
-  loopRegistry(): LoopRegistry;
-  /** The state of a live loop actor, if it is live. */
-  liveLoop(loopId: string): LoopState | undefined;
-  startLoop(sessionId: string, loop: LoopInput, rootLoopId: string): readonly HostEvent[];
-  /** Sends a command to the session; returns the host events it caused. */
-  deliver(sessionId: string, command: SessionCommand): readonly HostEvent[];
-  /** Throws `unknown_session` / `stopped` when the session is not live. */
-  sessionSnapshot(sessionId: string): SessionSnapshotView;
   /** Strict sessions: a runtime event the phase does not allow sends the session to `error`. */
   readonly strictSessions: boolean;
-  /** The phase and context of a live function actor, if it is live. */
-  liveFunction(
-    sessionId: string,
-    name: string,
-  ): { phase: FunctionPhase; context: FunctionContext } | undefined;
+  newId(prefix: string): string;
+  now(): number;
   close(sessionId: string): void;
 }
 
@@ -131,9 +117,9 @@ export class SessionHandle {
     this.artifacts = new ArtifactsHandle({
       sessionId: id,
       now: () => host.now(),
-      artifacts: () => host.sessionSnapshot(id).artifacts,
+      artifacts: () => host.access.requireSession(id).artifacts,
       deliver: (command) => {
-        host.deliver(id, command);
+        host.access.dispatch({ type: 'system.deliver', sessionId: id, command });
       },
     });
   }
@@ -148,7 +134,7 @@ export class SessionHandle {
    */
   send(event: RuntimeEvent): SendResult {
     const parsed = parseRuntimeEvent(event);
-    const snapshot = this.#host.sessionSnapshot(this.id);
+    const snapshot = this.#host.access.requireSession(this.id);
     const timed = { ...parsed, at: this.#host.now() } as TimedRuntimeEvent;
     const problem = runtimeEventProblem(snapshot, timed);
     let events: readonly HostEvent[];
@@ -163,7 +149,7 @@ export class SessionHandle {
     } else {
       events = this.#deliver(timed);
     }
-    const after = this.#host.sessionSnapshot(this.id);
+    const after = this.#host.access.requireSession(this.id);
     return {
       phase: runtimePhaseOf(after.value),
       waitingReason:
@@ -202,7 +188,7 @@ export class SessionHandle {
         { kind: call.kind },
       );
     }
-    const snapshot = this.#host.sessionSnapshot(this.id);
+    const snapshot = this.#host.access.requireSession(this.id);
     const phase = runtimePhaseOf(snapshot.value);
     if (phase !== 'running') {
       throw new RoleboxError(
@@ -227,7 +213,7 @@ export class SessionHandle {
       kind: call.kind,
       at: this.#host.now(),
     });
-    const after = this.#host.sessionSnapshot(this.id);
+    const after = this.#host.access.requireSession(this.id);
     if (runtimePhaseOf(after.value) === 'waiting_user') {
       const reason = after.context.waitingReason;
       return {
@@ -361,15 +347,17 @@ export class SessionHandle {
     this.#context();
     const fingerprint = promptFingerprint(command.task);
     const check = checkLoopRegistration(
-      this.#host.loopRegistry(),
+      this.#host.access.loopRegistry(),
       { originSessionId: this.id, fingerprint },
       this.#host.limits.maxTreeLoops,
     );
     if (!check.ok) return check;
     const loopId = this.#host.newId('loop_');
-    this.#host.startLoop(
-      this.id,
-      {
+    this.#host.access.dispatch({
+      type: 'system.start_loop',
+      sessionId: this.id,
+      rootLoopId: check.rootLoopId ?? loopId,
+      loop: {
         loopId,
         originSessionId: this.id,
         agent,
@@ -382,8 +370,7 @@ export class SessionHandle {
         promptFingerprint: fingerprint,
         at: this.#host.now(),
       },
-      check.rootLoopId ?? loopId,
-    );
+    });
     return { ok: true, loopId };
   }
 
@@ -465,7 +452,7 @@ export class SessionHandle {
     const context = this.#context();
     const expanded = expandStopLoopCommand(text);
     const loop =
-      context.activeLoopId === null ? undefined : this.#host.liveLoop(context.activeLoopId);
+      context.activeLoopId === null ? undefined : this.#host.access.readLoop(context.activeLoopId);
     this.#deliver({ type: 'session.message', text: expanded, at: this.#host.now() });
     return { loopStopped: loop !== undefined && shouldCancelLoop(loop, expanded) };
   }
@@ -523,17 +510,17 @@ export class SessionHandle {
 
   /** A plain-JSON picture of the session: phase, waiting reason, functions, artifacts, loop. */
   view(): SessionView {
-    const snapshot = this.#host.sessionSnapshot(this.id);
+    const snapshot = this.#host.access.requireSession(this.id);
     const { context } = snapshot;
     const loop =
       context.activeLoopId === null
         ? context.lastLoop
-        : (this.#host.liveLoop(context.activeLoopId) ?? null);
+        : (this.#host.access.readLoop(context.activeLoopId) ?? null);
     return sessionView(
       snapshot.value,
       context,
       snapshot.artifacts,
-      (name) => this.#host.liveFunction(this.id, name),
+      (name) => this.#host.access.readFunction(this.id, name),
       this.#host.catalog,
       loop,
     );
@@ -546,7 +533,7 @@ export class SessionHandle {
   }
 
   #context(): SessionContext {
-    return this.#host.sessionSnapshot(this.id).context;
+    return this.#host.access.requireSession(this.id).context;
   }
 
   #isLive(name: string): boolean {
@@ -555,7 +542,7 @@ export class SessionHandle {
 
   #requireLive(name: string): { phase: FunctionPhase; context: FunctionContext } {
     this.#host.catalog.require(name);
-    const live = this.#isLive(name) ? this.#host.liveFunction(this.id, name) : undefined;
+    const live = this.#isLive(name) ? this.#host.access.readFunction(this.id, name) : undefined;
     if (!live) {
       throw new RoleboxError(
         'function_not_active',
@@ -570,7 +557,7 @@ export class SessionHandle {
   }
 
   #deliver(command: SessionCommand): readonly HostEvent[] {
-    return this.#host.deliver(this.id, command);
+    return this.#host.access.dispatch({ type: 'system.deliver', sessionId: this.id, command });
   }
 
   #expect<T extends HostEvent['type']>(events: readonly HostEvent[], type: T): HostEventOf<T> {

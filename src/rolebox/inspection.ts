@@ -1,0 +1,52 @@
+import { createBrowserInspector } from '@statelyai/inspect';
+import type { InspectionEvent, Observer } from 'xstate';
+import { describeValue, RoleboxError } from '../errors.js';
+import type { RemoteCommand } from '../session/commands.js';
+import { connectWebSocketInspector, type WebSocketInspector } from './inspector-connection.js';
+import type { InspectOption } from './options.js';
+
+/** What inspection gives the actor system, and what must be closed when the rolebox stops. */
+export interface Inspection {
+  readonly observer: ((event: InspectionEvent) => void) | Observer<InspectionEvent> | undefined;
+  readonly connection: WebSocketInspector | undefined;
+}
+
+/**
+ * Turns the `inspect` option into an inspection observer: Stately's browser inspector, a
+ * connection to an inspector server (whose page may send commands: `run` performs them),
+ * or the host's own observer.
+ */
+export function startInspection(
+  option: InspectOption | undefined,
+  run: (actor: string, command: RemoteCommand) => void,
+): Inspection {
+  if (option === undefined) return { observer: undefined, connection: undefined };
+  if (option === 'stately')
+    return {
+      observer: createBrowserInspector().inspect as Observer<InspectionEvent>,
+      connection: undefined,
+    };
+  if (typeof option === 'object' && 'url' in option) {
+    const connection = connectWebSocketInspector(option.url, run);
+    return { observer: connection.observer, connection };
+  }
+  return { observer: option, connection: undefined };
+}
+
+/**
+ * The session an inspector command is for, from the actor it was clicked on.
+ * Throws: `unknown_session` naming the actor when it belongs to no open session.
+ */
+export function sessionOfInspectedActor(
+  actor: string,
+  sessionOf: (systemId: string) => string | undefined,
+): string {
+  const sessionId = sessionOf(actor);
+  if (sessionId === undefined)
+    throw new RoleboxError(
+      'unknown_session',
+      `actor ${describeValue(actor)} belongs to no open session`,
+      { actor },
+    );
+  return sessionId;
+}

@@ -1,0 +1,192 @@
+import type { InspectionEvent, Observer } from 'xstate';
+import { nanoidIdSource } from '../adapters/id-sources.js';
+import { realClock } from '../adapters/real-clock.js';
+import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
+import { describeValue, RoleboxError } from '../errors.js';
+import { FunctionCatalog } from '../function/catalog.js';
+import type { FunctionDefinition } from '../function/definition.js';
+import { type MigrationRegistry, noMigrations } from '../persistence/migrations.js';
+import { Pipeline } from '../pipeline/pipeline.js';
+import type { Clock } from '../ports/clock.js';
+import type { Dispatcher } from '../ports/dispatcher.js';
+import type { IdSource } from '../ports/ids.js';
+import type { SnapshotStore } from '../ports/snapshot-store.js';
+import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
+
+/**
+ * Inspection: an XState inspection observer (function or object); `{ url }` to stream to
+ * an inspector server speaking the @statelyai/inspect WebSocket protocol (rolebox's own
+ * `rolebox inspect`, which can also send events back); or `'stately'` for Stately's
+ * browser inspector (in a browser only).
+ */
+export type InspectOption =
+  | ((event: InspectionEvent) => void)
+  | Observer<InspectionEvent>
+  | { readonly url: string }
+  | 'stately';
+
+/** Options of `createRolebox`. */
+export interface RoleboxOptions {
+  /** The functions sessions can activate (from `defineFunction` or `loadFunctions`). */
+  readonly functions?: readonly FunctionDefinition[];
+  /** The condition registry the definitions were checked against (default: the process-wide one). */
+  readonly conditions?: ConditionRegistry;
+  /** Time source (default: the real clock). Tests pass a `SimulatedClock`. */
+  readonly clock?: Clock;
+  /** Id source (default: nanoid). Tests and replays pass `seededIdSource()`. */
+  readonly ids?: IdSource;
+  /** Overrides of the default limits. */
+  readonly limits?: Partial<RoleboxLimits>;
+  /** An XState inspection observer; inspection is off when absent. */
+  readonly inspect?: InspectOption;
+  /** Runs loop rounds as worker tasks; loops cannot start without one. */
+  readonly dispatcher?: Dispatcher;
+  /**
+   * The seed's behaviour for runtime events a phase does not allow: the session moves to
+   * `error` instead of the event being refused with a RoleboxError (default false).
+   */
+  readonly strictSessions?: boolean;
+  /**
+   * Where sessions are persisted (e.g. `new SqliteSnapshotStore('.rolebox/state.db')`).
+   * With a store, `start()` restores every stored session and every change is saved.
+   */
+  readonly store?: SnapshotStore;
+  /** How long changes are collected before they are written (default 200 ms). */
+  readonly saveDebounceMs?: number;
+  /** Migrations for records written by older versions. */
+  readonly migrations?: MigrationRegistry;
+  /** Record every event that enters the system from outside, for `rb.recordRun()` and replay. */
+  readonly journal?: boolean;
+  /**
+   * A background pipeline (`createPipeline`) to feed with the system's facts (agent signals,
+   * completed functions, rounds and loops, phase and artifact changes) and to let drive the
+   * sessions through `action.rolebox.send`. `start()` starts it (running events enqueued
+   * before a restart), `stop()` stops it.
+   */
+  readonly pipeline?: Pipeline;
+}
+
+/** The options of one rolebox, checked and with their defaults filled in. */
+export interface ResolvedOptions {
+  readonly catalog: FunctionCatalog;
+  readonly conditions: ConditionRegistry;
+  readonly clock: Clock;
+  readonly ids: IdSource;
+  readonly limits: RoleboxLimits;
+  readonly inspect: InspectOption | undefined;
+  readonly dispatcher: Dispatcher | undefined;
+  readonly strictSessions: boolean;
+  readonly store: SnapshotStore | undefined;
+  readonly saveDebounceMs: number;
+  readonly migrations: MigrationRegistry;
+  readonly journal: boolean;
+  readonly pipeline: Pipeline | undefined;
+}
+
+/**
+ * Checks every option of `createRolebox` and fills in the defaults.
+ * Throws: `invalid_argument` naming the option and what it got;
+ * `invalid_function_definition` for definitions that do not form a set.
+ */
+export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions {
+  if (typeof options !== 'object' || options === null) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `createRolebox options must be an object, got ${describeValue(options)}`,
+    );
+  }
+  if (options.functions !== undefined && !Array.isArray(options.functions)) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `functions must be an array of definitions, got ${describeValue(options.functions)}`,
+    );
+  }
+  if (options.dispatcher !== undefined && !hasMethods(options.dispatcher, DISPATCHER_METHODS)) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `dispatcher must implement ${listed(DISPATCHER_METHODS)}`,
+    );
+  }
+  if (options.pipeline !== undefined && !(options.pipeline instanceof Pipeline)) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `pipeline must be created with createPipeline(), got ${describeValue(options.pipeline)}`,
+    );
+  }
+  if (options.store !== undefined && !hasMethods(options.store, STORE_METHODS)) {
+    throw new RoleboxError('invalid_argument', `store must implement ${listed(STORE_METHODS)}`);
+  }
+  const saveDebounceMs = options.saveDebounceMs ?? 200;
+  if (!Number.isInteger(saveDebounceMs) || saveDebounceMs < 0) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `saveDebounceMs must be a whole number of milliseconds, got ${describeValue(saveDebounceMs)}`,
+    );
+  }
+  return {
+    catalog: new FunctionCatalog(options.functions ?? []),
+    conditions: options.conditions ?? defaultConditionRegistry,
+    clock: options.clock ?? realClock,
+    ids: options.ids ?? nanoidIdSource,
+    limits: resolveLimits(options.limits),
+    inspect: checkInspectOption(options.inspect),
+    dispatcher: options.dispatcher,
+    strictSessions: options.strictSessions === true,
+    store: options.store,
+    saveDebounceMs,
+    migrations: options.migrations ?? noMigrations,
+    journal: options.journal === true,
+    pipeline: options.pipeline,
+  };
+}
+
+const DISPATCHER_METHODS = [
+  'dispatchRound',
+  'getTaskStatus',
+  'getRoundResult',
+  'cancelRound',
+  'onTerminated',
+] as const;
+const STORE_METHODS = ['loadAll', 'load', 'save', 'delete'] as const;
+
+/** `a, b and c`. */
+function listed(names: readonly string[]): string {
+  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+}
+
+function hasMethods(value: unknown, methods: readonly string[]): boolean {
+  if (typeof value !== 'object' || value === null) return false;
+  const candidate = value as Record<string, unknown>;
+  return methods.every((method) => typeof candidate[method] === 'function');
+}
+
+function checkInspectOption(option: unknown): InspectOption | undefined {
+  if (option === undefined || typeof option === 'function')
+    return option as InspectOption | undefined;
+  if (option === 'stately') {
+    if (typeof (globalThis as { window?: unknown }).window === 'undefined') {
+      throw new RoleboxError(
+        'invalid_argument',
+        "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+      );
+    }
+    return option;
+  }
+  if (typeof option === 'object' && option !== null) {
+    if ('url' in option) {
+      const url = (option as { url: unknown }).url;
+      if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) {
+        throw new RoleboxError(
+          'invalid_argument',
+          `inspect.url must be a ws:// or wss:// URL, got ${describeValue(url)}`,
+        );
+      }
+      return option as InspectOption;
+    }
+    if (typeof (option as { next?: unknown }).next === 'function') return option as InspectOption;
+  }
+  throw new RoleboxError(
+    'invalid_argument',
+    `inspect must be an observer, { url }, or 'stately', got ${describeValue(option)}`,
+  );
+}
