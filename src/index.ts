@@ -342,4 +342,3 @@ export {
 } from './signal/schema.js';
 export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './system/limits.js';
 export type { MachineEnv, MachineFactories } from './system/machine-env.js';
-export { SimulatedClock } from './testing/simulated-clock.js';

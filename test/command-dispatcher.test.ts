@@ -16,9 +16,9 @@ import {
   createRolebox,
   type DispatchPoint,
   type RoundInput,
-  SimulatedClock,
   type TaskStatus,
 } from '../src/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import {
   killTaskGroups,

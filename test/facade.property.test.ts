@@ -9,10 +9,9 @@ import {
   RUNTIME_EVENT_TYPES,
   type SessionHandle,
   SIGNAL_TYPES,
-  SimulatedClock,
   seededIdSource,
 } from '../src/index.js';
-import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+import { ScriptedDispatcher, SimulatedClock, settle } from '../src/testing/index.js';
 import { fuzzRuns } from './support/fuzz.js';
 
 // Random sequences of facade calls, good and bad, on one session: every call either

@@ -11,11 +11,10 @@ import {
   MemorySnapshotStore,
   type Rolebox,
   type SessionHandle,
-  SimulatedClock,
   seededIdSource,
   type TimedRuntimeEvent,
 } from '../src/index.js';
-import { settle } from '../src/testing/index.js';
+import { SimulatedClock, settle } from '../src/testing/index.js';
 import {
   functionIdleEvent,
   functionModelInput,

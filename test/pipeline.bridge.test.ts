@@ -9,11 +9,10 @@ import {
   PIPELINE_SOURCE_TYPES,
   type PipelineSource,
   projectRun,
-  SimulatedClock,
   seededIdSource,
   telemetryRecordOf,
 } from '../src/index.js';
-import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+import { ScriptedDispatcher, SimulatedClock, settle } from '../src/testing/index.js';
 import { testPipeline } from './support/pipeline.js';
 
 const answered = 'signal_observed(answer)';

@@ -7,8 +7,8 @@ import {
   defineSourceHandler,
   MemorySnapshotStore,
   PENDING_EVENT_PREFIX,
-  SimulatedClock,
 } from '../src/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { testPipeline } from './support/pipeline.js';
 
 /** A policy that records each `job` it runs; with `hang`, a job labelled "stuck" never finishes (the crash). */

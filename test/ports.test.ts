@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
-import { nanoidIdSource, realClock, SimulatedClock, seededIdSource } from '../src/index.js';
+import { nanoidIdSource, realClock, seededIdSource } from '../src/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 
 describe('SimulatedClock', () => {
   it('fires due timers in due order, ties in the order they were set, each at its own time', () => {

@@ -9,8 +9,8 @@ import {
   type FunctionEvent,
   type FunctionSpec,
   readLedgerRecord,
-  SimulatedClock,
 } from '../../src/index.js';
+import { SimulatedClock } from '../../src/testing/index.js';
 
 // The function machine as a model: traversed alone, with no parent, so its outbound
 // messages (to the session) are no-ops.

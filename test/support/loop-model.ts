@@ -8,9 +8,8 @@ import {
   LOOP_OUTBOUND_ACTIONS,
   type LoopContext,
   type SessionHandle,
-  SimulatedClock,
 } from '../../src/index.js';
-import { settle } from '../../src/testing/index.js';
+import { SimulatedClock, settle } from '../../src/testing/index.js';
 import type { GatedDispatcher } from './gated-dispatcher.js';
 
 // The loop machine as a model. In a traversal its invoked actors never run: their

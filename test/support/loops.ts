@@ -3,10 +3,9 @@ import {
   createRolebox,
   type HostEvent,
   type RoleboxLimits,
-  SimulatedClock,
   seededIdSource,
 } from '../../src/index.js';
-import { ScriptedDispatcher, settle } from '../../src/testing/index.js';
+import { ScriptedDispatcher, SimulatedClock, settle } from '../../src/testing/index.js';
 
 /** A started rolebox with a scripted dispatcher, recording notes and every loop phase visited. */
 export async function loopHarness(

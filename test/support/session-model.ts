@@ -10,9 +10,9 @@ import {
   type SendResult,
   type SessionContext,
   type SessionHandle,
-  SimulatedClock,
   type TimedRuntimeEvent,
 } from '../../src/index.js';
+import { SimulatedClock } from '../../src/testing/index.js';
 
 // The session machine as a model of the runtime events (the container events are covered
 // by the function and loop tests). Its only outbound action is a no-op here.
