@@ -21,6 +21,7 @@ export {
   SESSION_MACHINE_VERSION,
   type SessionMachine,
 } from '../machines/session.machine.js';
+export type { MachineFactories } from '../machines/system.machine.js';
 export {
   createSystemMachine,
   SYSTEM_MACHINE_VERSION,
@@ -341,4 +342,4 @@ export {
   signalArgsSchema,
 } from './signal/schema.js';
 export { DEFAULT_LIMITS, type RoleboxLimits, resolveLimits } from './system/limits.js';
-export type { MachineEnv, MachineFactories } from './system/machine-env.js';
+export type { MachineEnv } from './system/machine-env.js';
