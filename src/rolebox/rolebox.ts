@@ -45,7 +45,7 @@ import type { Dispatcher } from '../ports/dispatcher.js';
 import type { IdSource } from '../ports/ids.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { ArtifactStoreContext } from '../session/artifact-store.js';
-import type { AcceptanceMode } from '../session/runtime-types.js';
+import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
 import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
 import type { MachineEnv } from '../system/machine-env.js';
 import type { SystemEvent } from '../system/machine-types.js';
@@ -116,11 +116,6 @@ export interface RoleboxOptions {
 export type HostEventHandler<T extends HostEventType> = (event: HostEventOf<T>) => void;
 
 const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
-const ACCEPTANCE_MODES: readonly AcceptanceMode[] = [
-  'user_confirmed',
-  'no_confirmation',
-  'programmatic_review',
-];
 
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the

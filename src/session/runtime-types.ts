@@ -45,8 +45,15 @@ export type WaitingReason =
     }
   | { readonly kind: 'revision'; readonly instruction?: string };
 
+/** How a worker's artifact may become a fact: the user confirms it, nobody does, or a programmatic review. */
+export const ACCEPTANCE_MODES = [
+  'user_confirmed',
+  'no_confirmation',
+  'programmatic_review',
+] as const;
+
 /** How a worker's artifact becomes a fact. */
-export type AcceptanceMode = 'user_confirmed' | 'no_confirmation' | 'programmatic_review';
+export type AcceptanceMode = (typeof ACCEPTANCE_MODES)[number];
 
 /** What the main agent decided to do next. */
 export type MainAgentDecision =
