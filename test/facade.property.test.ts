@@ -9,9 +9,13 @@ import {
   RUNTIME_EVENT_TYPES,
   type SessionHandle,
   SIGNAL_TYPES,
-  seededIdSource,
 } from '../src/index.js';
-import { ScriptedDispatcher, SimulatedClock, settle } from '../src/testing/index.js';
+import {
+  ScriptedDispatcher,
+  SimulatedClock,
+  seededIdSource,
+  settle,
+} from '../src/testing/index.js';
 import { fuzzRuns } from './support/fuzz.js';
 
 // Random sequences of facade calls, good and bad, on one session: every call either

@@ -7,9 +7,13 @@ import {
   type Rolebox,
   type RoleboxLimits,
   type SnapshotStore,
-  seededIdSource,
 } from '../../src/index.js';
-import { ScriptedDispatcher, SimulatedClock, settle } from '../../src/testing/index.js';
+import {
+  ScriptedDispatcher,
+  SimulatedClock,
+  seededIdSource,
+  settle,
+} from '../../src/testing/index.js';
 
 /** A store that counts what each save wrote. */
 export class CountingStore extends MemorySnapshotStore {

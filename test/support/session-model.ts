@@ -1,16 +1,18 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import {
-  type AcceptanceMode,
   createSessionMachine,
+  FunctionCatalog,
+  type TimedRuntimeEvent,
+} from '../../machines/index.js';
+import {
+  type AcceptanceMode,
   DEFAULT_LIMITS,
   defaultConditionRegistry,
-  FunctionCatalog,
   RUNTIME_EVENT_TYPES,
   type RuntimeEvent,
   type SendResult,
   type SessionContext,
   type SessionHandle,
-  type TimedRuntimeEvent,
 } from '../../src/index.js';
 import { SimulatedClock } from '../../src/testing/index.js';
 
