@@ -2,6 +2,7 @@
 // handler with its result signal): chains per second through `emit` (ingress included) and
 // the scheduler's cost as a ratio to calling the same three handlers directly.
 // Run: npm run bench
+import { realClock } from '../src/adapters/real-clock.js';
 import {
   createAction,
   createPipeline,
@@ -13,15 +14,14 @@ import {
   defineSourceHandler,
   type ExecutorResult,
   type HandlerContext,
-  HandlerRegistry,
   InMemoryGuardBackend,
   type PipelineAction,
   type PipelineSignal,
   type PipelineSource,
-  realClock,
-  roleboxSendPolicy,
-  runChain,
-} from '../src/index.js';
+} from '../src/pipeline/index.js';
+import { HandlerRegistry } from '../src/pipeline/registry.js';
+import { roleboxSendPolicy } from '../src/pipeline/rolebox-send.js';
+import { runChain } from '../src/pipeline/scheduler.js';
 import { PipelineTelemetry } from '../src/pipeline/telemetry.js';
 import { median, timeNs, writeResult } from './measure.js';
 

@@ -10,6 +10,7 @@ import type {
   FunctionEvent,
   FunctionIdleOutcome,
   FunctionInput,
+  FunctionPhase,
   FunctionToSessionEvent,
 } from '../src/function/machine-types.js';
 import type { SessionFacts } from '../src/function/session-facts.js';
@@ -173,7 +174,7 @@ export function createFunctionMachine(env: MachineEnv) {
         return { ...next, updatedAt: event.at };
       }),
       reportIdle: enqueueActions(
-        ({ context, event, enqueue }, params: { phase: 'active' | 'gated' | 'complete' }) => {
+        ({ context, event, enqueue }, params: { phase: FunctionPhase }) => {
           if (event.type !== 'fn.idle') return;
           let outcome: FunctionIdleOutcome;
           if (params.phase === 'complete') outcome = { kind: 'completed' };

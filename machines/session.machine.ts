@@ -36,8 +36,8 @@ import { isPausingSignal } from '../src/signal/catalogue.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import type { SystemLoopEvent } from '../src/system/machine-types.js';
-import { createFunctionMachine } from './function.machine.js';
-import { createLoopMachine, loopStateOf } from './loop.machine.js';
+import { createFunctionMachine, type FunctionMachine } from './function.machine.js';
+import { createLoopMachine, type LoopMachine, loopStateOf } from './loop.machine.js';
 
 /** Version of the session machine's persisted shape; bump when context or states change. */
 export const SESSION_MACHINE_VERSION = 1;
@@ -111,6 +111,15 @@ function withoutTime(event: TimedRuntimeEvent): RuntimeEvent {
   return rest as RuntimeEvent;
 }
 
+/** Replacements for the machines a session spawns (replaying a run on changed machines). */
+export interface SessionMachineFactories {
+  readonly function?: (env: MachineEnv) => FunctionMachine;
+  readonly loop?: (env: MachineEnv) => LoopMachine;
+}
+
+/** What a session machine is built with: the machine environment and, optionally, replacement factories. */
+export type SessionMachineEnv = MachineEnv & { readonly factories?: SessionMachineFactories };
+
 /**
  * Builds the session machine for one rolebox.
  *
@@ -125,7 +134,7 @@ function withoutTime(event: TimedRuntimeEvent): RuntimeEvent {
  * user messages in every phase.
  * Upstream: the system actor. Downstream: its children (`sendTo`), the host (via the system).
  */
-export function createSessionMachine(env: MachineEnv) {
+export function createSessionMachine(env: SessionMachineEnv) {
   const functionMachine: ReturnType<typeof createFunctionMachine> = (
     env.factories?.function ?? createFunctionMachine
   )(env);

@@ -6,10 +6,20 @@ import type { EmittedEvent } from '../src/session/emitted.js';
 import type { SessionInput } from '../src/session/machine-types.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
-import { createSessionMachine, type SessionMachine } from './session.machine.js';
+import {
+  createSessionMachine,
+  type SessionMachine,
+  type SessionMachineEnv,
+  type SessionMachineFactories,
+} from './session.machine.js';
 
 /** Version of the system machine's persisted shape; bump when context or states change. */
 export const SYSTEM_MACHINE_VERSION = 1;
+
+/** Machine factories that can replace the built-in ones (replaying a run on changed machines). */
+export interface MachineFactories extends SessionMachineFactories {
+  readonly session?: (env: SessionMachineEnv) => SessionMachine;
+}
 
 /**
  * Builds the root system actor of one rolebox: it owns the registry of live sessions,
@@ -20,7 +30,7 @@ export const SYSTEM_MACHINE_VERSION = 1;
  * (a duplicate systemId would put the whole root in error); the facade refuses them first
  * with a `RoleboxError`.
  */
-export function createSystemMachine(env: MachineEnv) {
+export function createSystemMachine(env: MachineEnv & { readonly factories?: MachineFactories }) {
   const sessionMachine = restorable<SessionMachine>(
     (env.factories?.session ?? createSessionMachine)(env),
   );

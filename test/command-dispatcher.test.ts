@@ -6,6 +6,7 @@ import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import {
   isAlive as alive,
+  type DispatchPoint,
   isGroupAlive,
   taskProcesses,
 } from '../src/adapters/command-dispatcher.js';
@@ -14,11 +15,10 @@ import {
   CommandDispatcher,
   type CommandDispatcherOptions,
   createRolebox,
-  type DispatchPoint,
   type RoundInput,
-  SimulatedClock,
   type TaskStatus,
 } from '../src/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import {
   killTaskGroups,

@@ -1,15 +1,15 @@
 import { describe, expect, it } from 'vitest';
+import { evaluateCondition } from '../src/condition/evaluate.js';
 import {
   type ConditionEnv,
   ConditionRegistry,
   defineFunction,
-  evaluateCondition,
   formatCondition,
-  LEDGER_KEY,
   MAX_CONDITION_DEPTH,
   parseCondition,
   registerCondition,
 } from '../src/index.js';
+import { LEDGER_KEY } from '../src/signal/ledger.js';
 import { errorOf } from './support/errors.js';
 
 const baseEnv: ConditionEnv = {

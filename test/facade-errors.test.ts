@@ -1,9 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { parseToolCallText } from '../src/base/tool-call.js';
 import {
   createRolebox,
   type ErrorCode,
   MemorySnapshotStore,
-  parseToolCallText,
   type SessionHandle,
 } from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';

@@ -9,10 +9,13 @@ import {
   RUNTIME_EVENT_TYPES,
   type SessionHandle,
   SIGNAL_TYPES,
+} from '../src/index.js';
+import {
+  ScriptedDispatcher,
   SimulatedClock,
   seededIdSource,
-} from '../src/index.js';
-import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+  settle,
+} from '../src/testing/index.js';
 import { fuzzRuns } from './support/fuzz.js';
 
 // Random sequences of facade calls, good and bad, on one session: every call either

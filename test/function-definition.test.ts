@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import { splitFrontmatter } from '../src/function/load.js';
 import {
   ConditionRegistry,
   createRolebox,
@@ -9,7 +10,6 @@ import {
   defineFunction,
   loadFunctions,
   parseFunctionMarkdown,
-  splitFrontmatter,
 } from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestModel } from 'xstate/graph';
-import type { FunctionEvent, FunctionSpec, SessionHandle } from '../src/index.js';
+import type { FunctionEvent } from '../machines/index.js';
+import type { FunctionSpec, SessionHandle } from '../src/index.js';
 import {
   functionIdleEvent,
   functionModelInput,

@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
-import { createRolebox, LOOP_PHASES, SimulatedClock, seededIdSource } from '../src/index.js';
+import { createRolebox, LOOP_PHASES } from '../src/index.js';
+import { SimulatedClock, seededIdSource } from '../src/testing/index.js';
 import { GatedDispatcher } from './support/gated-dispatcher.js';
 import {
   LOOP_LIMITS,

@@ -1,25 +1,23 @@
 import { describe, expect, it } from 'vitest';
+import { LOOP_PHASES, STOP_LOOP_SIGNAL } from '../src/index.js';
+import { expandStopLoopCommand, shouldCancelLoop } from '../src/loop/cancellation.js';
+import { normalizePrompt, promptFingerprint } from '../src/loop/fingerprint.js';
 import {
-  addWorkerSession,
-  buildRoundPrompt,
-  checkLoopRegistration,
-  expandStopLoopCommand,
-  finishLoop,
   formatDuration,
-  LOOP_PHASES,
-  type LoopRegistry,
   loopEndedNote,
   loopErrorNote,
   loopStartedNote,
-  normalizePrompt,
-  parseLoopCommand,
-  promptFingerprint,
   roundCompletedNote,
   roundsLine,
-  STOP_LOOP_SIGNAL,
-  shouldCancelLoop,
-  summarizeRound,
-} from '../src/index.js';
+} from '../src/loop/notes.js';
+import { parseLoopCommand } from '../src/loop/parse-loop-command.js';
+import {
+  addWorkerSession,
+  checkLoopRegistration,
+  finishLoop,
+  type LoopRegistry,
+} from '../src/loop/registry.js';
+import { buildRoundPrompt, summarizeRound } from '../src/loop/round-prompt.js';
 import { errorOf } from './support/errors.js';
 
 describe('parseLoopCommand (SPEC §3.1)', () => {

@@ -1,5 +1,6 @@
 import fc from 'fast-check';
 import { describe, expect, it, vi } from 'vitest';
+import { parseToolCallText } from '../src/base/tool-call.js';
 import {
   ConditionRegistry,
   checkFunctionSpec,
@@ -7,17 +8,16 @@ import {
   type ErrorCode,
   formatCondition,
   isRoleboxError,
-  MAX_ITERATIONS_HARD_CAP,
   parseCondition,
   parseFunctionMarkdown,
-  parseLoopCommand,
-  parseRuntimeEvent,
-  parseSignalArgs,
-  parseSignalText,
-  parseToolCallText,
   RUNTIME_EVENT_TYPES,
   SIGNAL_TYPES,
 } from '../src/index.js';
+import { MAX_ITERATIONS_HARD_CAP } from '../src/loop/constants.js';
+import { parseLoopCommand } from '../src/loop/parse-loop-command.js';
+import { parseRuntimeEvent } from '../src/session/runtime-event-schema.js';
+import { parseSignalText } from '../src/signal/parse-signal-text.js';
+import { parseSignalArgs } from '../src/signal/schema.js';
 
 // Every parser answers arbitrary input with a result or a RoleboxError of its own codes:
 // never another error type, never a hang. ROLEBOX_FUZZ_RUNS sets the cases per property

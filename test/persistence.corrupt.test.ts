@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
-import { MemorySnapshotStore, SYSTEM_RECORD_ID } from '../src/index.js';
+import { MemorySnapshotStore } from '../src/index.js';
+import { SYSTEM_RECORD_ID } from '../src/persistence/envelope.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { rejectionOf } from './support/errors.js';
 import { fuzzRuns } from './support/fuzz.js';

@@ -4,15 +4,17 @@ import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import {
-  CURRENT_MACHINE_VERSIONS,
-  decodeEnvelope,
   MemorySnapshotStore,
   MigrationRegistry,
-  makeEnvelope,
-  SNAPSHOT_SCHEMA_VERSION,
   type SnapshotStore,
   SqliteSnapshotStore,
 } from '../src/index.js';
+import {
+  CURRENT_MACHINE_VERSIONS,
+  decodeEnvelope,
+  makeEnvelope,
+  SNAPSHOT_SCHEMA_VERSION,
+} from '../src/persistence/envelope.js';
 import { errorOf } from './support/errors.js';
 
 const snapshot = { status: 'active', value: 'idle', context: { sessionId: 'S' }, children: {} };

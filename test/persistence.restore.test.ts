@@ -1,12 +1,11 @@
 import { describe, expect, it } from 'vitest';
 import {
   createRolebox,
-  decodeEnvelope,
   MemorySnapshotStore,
   type RoleboxError,
   type SessionHandle,
-  SYSTEM_RECORD_ID,
 } from '../src/index.js';
+import { decodeEnvelope, SYSTEM_RECORD_ID } from '../src/persistence/envelope.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { GatedDispatcher } from './support/gated-dispatcher.js';

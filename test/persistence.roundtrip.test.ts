@@ -1,21 +1,18 @@
 import { describe, expect, it } from 'vitest';
 import { type AnyMachineSnapshot, transition } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
+import type { FunctionEvent, TimedRuntimeEvent } from '../machines/index.js';
 import {
-  comparableSnapshot,
   createRolebox,
-  decodeEnvelope,
   defineFunction,
-  type FunctionEvent,
   type FunctionSpec,
   MemorySnapshotStore,
   type Rolebox,
   type SessionHandle,
-  SimulatedClock,
-  seededIdSource,
-  type TimedRuntimeEvent,
 } from '../src/index.js';
-import { settle } from '../src/testing/index.js';
+import { decodeEnvelope } from '../src/persistence/envelope.js';
+import { comparableSnapshot } from '../src/persistence/journal.js';
+import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import {
   functionIdleEvent,
   functionModelInput,

@@ -1,19 +1,20 @@
 import { describe, expect, it } from 'vitest';
 import { createAutoApprovalPolicy } from '../examples/auto-approval.js';
+import { createRolebox, defineFunction, MemorySnapshotStore } from '../src/index.js';
 import {
-  createRolebox,
-  defineFunction,
   definePolicy,
   defineSourceHandler,
-  MemorySnapshotStore,
   PIPELINE_SOURCE_TYPES,
   type PipelineSource,
   projectRun,
+  telemetryRecordOf,
+} from '../src/pipeline/index.js';
+import {
+  ScriptedDispatcher,
   SimulatedClock,
   seededIdSource,
-  telemetryRecordOf,
-} from '../src/index.js';
-import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+  settle,
+} from '../src/testing/index.js';
 import { testPipeline } from './support/pipeline.js';
 
 const answered = 'signal_observed(answer)';

@@ -1,14 +1,8 @@
 import { describe, expect, it } from 'vitest';
 import { createAutoApprovalPolicy } from '../examples/auto-approval.js';
-import {
-  createRolebox,
-  defineFunction,
-  definePolicy,
-  defineSourceHandler,
-  MemorySnapshotStore,
-  PENDING_EVENT_PREFIX,
-  SimulatedClock,
-} from '../src/index.js';
+import { createRolebox, defineFunction, MemorySnapshotStore } from '../src/index.js';
+import { definePolicy, defineSourceHandler, PENDING_EVENT_PREFIX } from '../src/pipeline/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { testPipeline } from './support/pipeline.js';
 
 /** A policy that records each `job` it runs; with `hang`, a job labelled "stuck" never finishes (the crash). */

@@ -17,10 +17,10 @@ import {
   markApplied,
   outerTimeout,
   type PipelineRun,
-  SimulatedClock,
   type TerminalResult,
   throttle,
-} from '../src/index.js';
+} from '../src/pipeline/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { asRun, testPipeline } from './support/pipeline.js';
 

@@ -4,8 +4,8 @@ import {
   defineSourceHandler,
   InMemoryGuardBackend,
   InMemorySourceEventStore,
-  SimulatedClock,
-} from '../src/index.js';
+} from '../src/pipeline/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { asRun, testPipeline } from './support/pipeline.js';
 

@@ -10,11 +10,11 @@ import {
   defineSignalHandler,
   defineSourceHandler,
   FALLBACK_SCOPE_KEY,
-  HandlerRegistry,
   PIPELINE_SOURCE_TYPES,
   type PipelineSource,
   scopeKeyOf,
-} from '../src/index.js';
+} from '../src/pipeline/index.js';
+import { HandlerRegistry } from '../src/pipeline/registry.js';
 import { errorOf } from './support/errors.js';
 
 const source = createSource({

@@ -9,7 +9,7 @@ import {
   type ExecutorResult,
   type PipelineAction,
   type PipelineSignal,
-} from '../src/index.js';
+} from '../src/pipeline/index.js';
 import { asRun, testPipeline } from './support/pipeline.js';
 
 const applied = (action: PipelineAction, now: number): ExecutorResult => ({

@@ -17,7 +17,7 @@ import {
   PIPELINE_SPANS,
   projectRun,
   telemetryRecordOf,
-} from '../src/index.js';
+} from '../src/pipeline/index.js';
 import { asRun, testPipeline } from './support/pipeline.js';
 
 /** A metric reader that collects on demand: the test's in-memory view of the pipeline's metrics. */

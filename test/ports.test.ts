@@ -1,5 +1,7 @@
 import { describe, expect, it } from 'vitest';
-import { nanoidIdSource, realClock, SimulatedClock, seededIdSource } from '../src/index.js';
+import { nanoidIdSource } from '../src/adapters/id-sources.js';
+import { realClock } from '../src/adapters/real-clock.js';
+import { SimulatedClock, seededIdSource } from '../src/testing/index.js';
 
 describe('SimulatedClock', () => {
   it('fires due timers in due order, ties in the order they were set, each at its own time', () => {

@@ -1,18 +1,11 @@
 import { describe, expect, it } from 'vitest';
-import {
-  canChangeArtifactStatus,
-  checkFunctionSpec,
-  definePolicy,
-  defineSourceHandler,
-  finishLoop,
-  hasSignal,
-  MemorySnapshotStore,
-  parseLoopCommand,
-  parseRuntimeEvent,
-  readLedgerRecord,
-  recordSignal,
-  telemetryRecordOf,
-} from '../src/index.js';
+import { checkFunctionSpec, MemorySnapshotStore } from '../src/index.js';
+import { parseLoopCommand } from '../src/loop/parse-loop-command.js';
+import { finishLoop } from '../src/loop/registry.js';
+import { definePolicy, defineSourceHandler, telemetryRecordOf } from '../src/pipeline/index.js';
+import { canChangeArtifactStatus } from '../src/session/artifact-lifecycle.js';
+import { parseRuntimeEvent } from '../src/session/runtime-event-schema.js';
+import { hasSignal, readLedgerRecord, recordSignal } from '../src/signal/ledger.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { boot } from './support/persistence.js';

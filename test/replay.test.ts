@@ -2,9 +2,11 @@ import { mkdir, readdir } from 'node:fs/promises';
 import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assign } from 'xstate';
-import { createLoopMachine, createRolebox, type RecordedRun } from '../src/index.js';
+import { createLoopMachine } from '../machines/index.js';
+import { createRolebox } from '../src/index.js';
 import {
   formatReplayReport,
+  type RecordedRun,
   readRunFile,
   replay,
   ScriptedDispatcher,

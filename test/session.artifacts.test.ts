@@ -1,12 +1,12 @@
 import { describe, expect, it } from 'vitest';
+import { ARTIFACT_NAME_RULE } from '../src/base/input-limits.js';
 import {
-  ARTIFACT_NAME_RULE,
   ARTIFACT_STATUSES,
-  ARTIFACT_TRANSITIONS,
   type ArtifactStatus,
   defineFunction,
   parseCondition,
 } from '../src/index.js';
+import { ARTIFACT_TRANSITIONS } from '../src/session/artifact-lifecycle.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf, startWith } from './support/rolebox.js';
 import { sessionHarness } from './support/sessions.js';

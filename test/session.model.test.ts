@@ -1,6 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { createTestModel } from 'xstate/graph';
-import { RUNTIME_EVENT_TYPES, type TimedRuntimeEvent, WAITING_REASON_KINDS } from '../src/index.js';
+import type { TimedRuntimeEvent } from '../machines/index.js';
+import { RUNTIME_EVENT_TYPES, WAITING_REASON_KINDS } from '../src/index.js';
 import {
   RUNTIME_EVENT_SET,
   sendModelEvent,

@@ -1,26 +1,27 @@
 import { describe, expect, it } from 'vitest';
 import {
-  clearAllSignals,
-  clearSignal,
-  formatSignalReply,
-  getSignalPayload,
-  hasSignal,
   highestPriorityPausing,
-  isPausingSignal,
-  isTerminatingSignal,
-  LEDGER_KEY,
   MAX_PAYLOAD_BYTES,
   MAX_PAYLOAD_DEPTH,
   mostSevereTerminating,
-  parseSignalArgs,
-  parseSignalText,
-  readLedgerRecord,
-  recordSignal,
-  SIGNAL_TYPE_KEY,
   SIGNAL_TYPES,
   type SignalType,
   signalCategory,
 } from '../src/index.js';
+import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
+import {
+  clearAllSignals,
+  clearSignal,
+  getSignalPayload,
+  hasSignal,
+  LEDGER_KEY,
+  readLedgerRecord,
+  recordSignal,
+  SIGNAL_TYPE_KEY,
+} from '../src/signal/ledger.js';
+import { parseSignalText } from '../src/signal/parse-signal-text.js';
+import { formatSignalReply } from '../src/signal/reply.js';
+import { parseSignalArgs } from '../src/signal/schema.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf, startWith } from './support/rolebox.js';
 

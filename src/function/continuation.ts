@@ -1,5 +1,8 @@
 /** Why a continuation was not granted at an idle cycle. */
-export type ContinuationBlock = 'global_cap' | 'function_cap' | 'cooldown';
+export const CONTINUATION_BLOCKS = ['global_cap', 'function_cap', 'cooldown'] as const;
+
+/** One of {@link CONTINUATION_BLOCKS}. */
+export type ContinuationBlock = (typeof CONTINUATION_BLOCKS)[number];
 
 /** The continuation limits of SPEC §2.3; all configurable through `createRolebox({ limits })`. */
 export interface ContinuationLimits {

@@ -16,18 +16,20 @@ const functionName = z
   .string()
   .regex(FUNCTION_NAME_PATTERN, 'must be kebab-case like awaiting-approval');
 const nameList = z.union([functionName.transform((name) => [name]), z.array(functionName)]);
+// Typed here, checked by parseCondition: it names what is wrong better than zod would.
+const condition = z.custom<Condition>();
 
 /** The zod schema of a function's frontmatter (SPEC §2.1). Unknown top-level keys pass through. */
 export const functionSpecSchema = z.looseObject({
   name: functionName,
   description: z.string().optional(),
-  gate: z.unknown().optional(),
-  continue_until: z.unknown().optional(),
+  gate: condition.optional(),
+  continue_until: condition.optional(),
   continue_max: z.number().int().min(0).optional(),
   transitions: z
     .array(
       z.strictObject({
-        when: z.unknown(),
+        when: condition,
         activate: nameList.optional(),
         deactivate: nameList.optional(),
       }),

@@ -3,7 +3,10 @@ import type { ContinuationBlock } from './continuation.js';
 import type { SessionFacts } from './session-facts.js';
 
 /** The phases of a function FSM (SPEC §2.3). `complete` is final. */
-export type FunctionPhase = 'active' | 'gated' | 'complete';
+export const FUNCTION_PHASES = ['active', 'gated', 'complete'] as const;
+
+/** One of the phases of a function FSM. */
+export type FunctionPhase = (typeof FUNCTION_PHASES)[number];
 
 /** The context of a function actor: plain JSON. */
 export interface FunctionContext {

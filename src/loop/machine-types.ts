@@ -2,7 +2,10 @@ import type { TaskStatus } from '../ports/dispatcher.js';
 import type { LoopMode, LoopState } from './types.js';
 
 /** How a loop ends; `finalizing` carries it to the terminal phase of the same name. */
-export type LoopOutcome = 'complete' | 'cancelled' | 'interrupted' | 'error';
+export const LOOP_OUTCOMES = ['complete', 'cancelled', 'interrupted', 'error'] as const;
+
+/** One of {@link LOOP_OUTCOMES}. */
+export type LoopOutcome = (typeof LOOP_OUTCOMES)[number];
 
 /** The context of a loop actor: its {@link LoopState} without `phase` (the state value is the phase). */
 export interface LoopContext extends Omit<LoopState, 'phase'> {

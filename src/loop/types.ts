@@ -1,7 +1,16 @@
 import type { RoundOutput } from '../ports/dispatcher.js';
 
-/** How a loop's rounds relate: `inherit` seeds each round with the previous summary. */
-export type LoopMode = 'inherit' | 'fresh';
+/** How a loop's rounds relate: `inherit` seeds each round with the previous summary, `fresh` does not. */
+export const LOOP_MODES = ['inherit', 'fresh'] as const;
+
+/** One of {@link LOOP_MODES}. */
+export type LoopMode = (typeof LOOP_MODES)[number];
+
+/** Where a round stands in its loop's record. */
+export const ROUND_STATUSES = ['running', 'completed', 'error', 'cancelled'] as const;
+
+/** One of {@link ROUND_STATUSES}. */
+export type RoundStatus = (typeof ROUND_STATUSES)[number];
 
 /** The nine phases of a loop (SPEC §3.3). */
 export const LOOP_PHASES = [
@@ -48,7 +57,7 @@ export interface RoundRecord {
   readonly startedAt: number;
   readonly completedAt?: number;
   readonly durationMs?: number;
-  readonly status: 'running' | 'completed' | 'error' | 'cancelled';
+  readonly status: RoundStatus;
   /** How much the worker wrote and how much of it was kept, when the dispatcher says (a capped, truncated output shows here). */
   readonly output?: RoundOutput;
 }

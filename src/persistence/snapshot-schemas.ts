@@ -1,11 +1,16 @@
 import { z } from 'zod';
-import { LOOP_PHASES } from '../loop/types.js';
+import { CONTINUATION_BLOCKS } from '../function/continuation.js';
+import { FUNCTION_PHASES } from '../function/machine-types.js';
+import { LOOP_OUTCOMES } from '../loop/machine-types.js';
+import { LOOP_MODES, LOOP_PHASES, ROUND_STATUSES } from '../loop/types.js';
 import { ARTIFACT_STATUSES } from '../session/artifact-lifecycle.js';
+import { RETIREMENT_REASONS } from '../session/machine-types.js';
 import {
   mainAgentDecisionSchema,
   RUNTIME_EVENT_SCHEMAS,
   skillIndexEntrySchema,
 } from '../session/runtime-event-schema.js';
+import { ACCEPTANCE_MODES } from '../session/runtime-types.js';
 
 // The zod shapes of what a stored session record holds, field by field, so that a record is
 // checked whole before XState sees it (SPEC §6). They accept unknown extra fields (harmless,
@@ -49,7 +54,7 @@ const roundRecordSchema = z.object({
   startedAt: time,
   completedAt: time.optional(),
   durationMs: z.number().min(0).optional(),
-  status: z.enum(['running', 'completed', 'error', 'cancelled']),
+  status: z.enum(ROUND_STATUSES),
   output: z
     .object({
       bytes: z.number().int().min(0),
@@ -66,7 +71,7 @@ const loopFields = {
   originSessionId: nonEmpty,
   agent: nonEmpty,
   basePrompt: text,
-  mode: z.enum(['inherit', 'fresh']),
+  mode: z.enum(LOOP_MODES),
   total: z.number().int().min(1),
   requested: z.number().int().min(1),
   current: z.number().int().min(1),
@@ -89,7 +94,7 @@ const loopFields = {
 /** A loop actor's context (LoopContext). */
 export const loopContextSchema = z.object({
   ...loopFields,
-  finalizeAs: z.enum(['complete', 'cancelled', 'interrupted', 'error']).optional(),
+  finalizeAs: z.enum(LOOP_OUTCOMES).optional(),
   cancelWorkerTaskId: nonEmpty.optional(),
   stopNowRequested: z.boolean(),
 });
@@ -115,7 +120,7 @@ const waitingReasonSchema = z.discriminatedUnion('kind', [
   z.object({ kind: z.literal('revision'), instruction: text.optional() }),
 ]);
 
-const continuationBlockSchema = z.enum(['global_cap', 'function_cap', 'cooldown']);
+const continuationBlockSchema = z.enum(CONTINUATION_BLOCKS);
 
 /** An idle cycle being answered (IdleCycle). */
 const idleCycleSchema = z.object({
@@ -129,8 +134,8 @@ const idleCycleSchema = z.object({
 
 /** A function that is no longer live (RetiredFunction). */
 const retiredFunctionSchema = z.object({
-  phase: z.enum(['active', 'gated', 'complete']),
-  reason: z.enum(['completed', 'deactivated']),
+  phase: z.enum(FUNCTION_PHASES),
+  reason: z.enum(RETIREMENT_REASONS),
   at: time,
   context: functionContextSchema,
 });
@@ -162,7 +167,7 @@ export const sessionContextSchema = z.object({
   lastLoop: loopStateSchema.nullable(),
   waitingReason: waitingReasonSchema.nullable(),
   currentWorkerId: nonEmpty.nullable(),
-  acceptanceMode: z.enum(['user_confirmed', 'no_confirmation', 'programmatic_review']),
+  acceptanceMode: z.enum(ACCEPTANCE_MODES),
   resumeContext: z.object({ workerId: nonEmpty, questions }).nullable(),
   pendingDecision: mainAgentDecisionSchema.nullable(),
   reviewArtifactId: nonEmpty.nullable(),

@@ -18,7 +18,8 @@ export interface PendingEvent {
   readonly source: PipelineSource;
 }
 
-const sourceSchema = z.object({
+/** The zod schema of a stored {@link PipelineSource}: its fields, checked one level deep. */
+export const storedSourceSchema = z.object({
   sourceId: z.string().min(1),
   sourceType: z.string().min(1),
   chain: z.object({ rootSourceId: z.string().min(1), chainId: z.string().min(1) }).passthrough(),
@@ -28,13 +29,14 @@ const sourceSchema = z.object({
   timestamp: z.number(),
 });
 
-const recordSchema = z.object({
+/** The zod schema of a stored {@link PendingEvent} record. */
+export const pendingEventRecordSchema = z.object({
   format: z.literal(PENDING_EVENT_FORMAT),
   version: z.literal(1),
   runId: z.string().min(1),
   seq: z.number().int().nonnegative(),
   enqueuedAt: z.number(),
-  source: sourceSchema,
+  source: storedSourceSchema,
 });
 
 /**
@@ -90,7 +92,7 @@ export class PendingEventLog {
         });
         continue;
       }
-      const result = recordSchema.safeParse(parsed);
+      const result = pendingEventRecordSchema.safeParse(parsed);
       if (!result.success) {
         const issue = result.error.issues[0];
         failed.push({

@@ -1,7 +1,11 @@
 import { createFunctionMachine, type FunctionMachine } from '../../machines/function.machine.js';
 import { createLoopMachine, type LoopMachine } from '../../machines/loop.machine.js';
 import { createSessionMachine, type SessionMachine } from '../../machines/session.machine.js';
-import { createSystemMachine, type SystemMachine } from '../../machines/system.machine.js';
+import {
+  createSystemMachine,
+  type MachineFactories,
+  type SystemMachine,
+} from '../../machines/system.machine.js';
 import type { MachineEnv } from '../system/machine-env.js';
 
 /** The machines of one rolebox, each built once: the root, and the ones stored records are checked against. */
@@ -15,14 +19,14 @@ export interface RoleboxMachines {
 /**
  * Builds the function and loop machines, the session machine around them and the system
  * machine around that: the very machines that run are the ones stored records are checked
- * against. Factories given in `env` (a replay on changed machines) take precedence.
+ * against. `factories` (a replay on changed machines) replace the built-in ones.
  */
-export function buildMachines(env: MachineEnv): RoleboxMachines {
-  const fn: FunctionMachine = (env.factories?.function ?? createFunctionMachine)(env);
-  const loop: LoopMachine = (env.factories?.loop ?? createLoopMachine)(env);
-  const session: SessionMachine = (env.factories?.session ?? createSessionMachine)({
+export function buildMachines(env: MachineEnv, factories: MachineFactories = {}): RoleboxMachines {
+  const fn = (factories.function ?? createFunctionMachine)(env);
+  const loop = (factories.loop ?? createLoopMachine)(env);
+  const session = (factories.session ?? createSessionMachine)({
     ...env,
-    factories: { ...env.factories, function: () => fn, loop: () => loop },
+    factories: { function: () => fn, loop: () => loop },
   });
   const system = createSystemMachine({ ...env, factories: { session: () => session } });
   return { system, session, function: fn, loop };

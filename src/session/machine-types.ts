@@ -17,10 +17,16 @@ import type {
   WaitingReason,
 } from './runtime-types.js';
 
+/** Why a function stopped being live: it completed, or it was deactivated. */
+export const RETIREMENT_REASONS = ['completed', 'deactivated'] as const;
+
+/** One of {@link RETIREMENT_REASONS}. */
+export type RetirementReason = (typeof RETIREMENT_REASONS)[number];
+
 /** A function that is no longer live: its last state stays readable. */
 export interface RetiredFunction {
   readonly phase: FunctionPhase;
-  readonly reason: 'completed' | 'deactivated';
+  readonly reason: RetirementReason;
   readonly at: number;
   readonly context: FunctionContext;
 }

@@ -1,10 +1,15 @@
 import { z } from 'zod';
 import { describeValue, RoleboxError } from '../errors.js';
-import type { MainAgentDecision, RuntimeEvent, RuntimeEventType } from './runtime-types.js';
+import {
+  ACCEPTANCE_MODES,
+  type MainAgentDecision,
+  type RuntimeEvent,
+  type RuntimeEventType,
+} from './runtime-types.js';
 
 const nonEmpty = z.string().min(1);
 const questions = z.array(nonEmpty);
-const acceptanceMode = z.enum(['user_confirmed', 'no_confirmation', 'programmatic_review']);
+const acceptanceMode = z.enum(ACCEPTANCE_MODES);
 const skill = z.strictObject({ name: nonEmpty, description: z.string().optional() });
 const decision = z.discriminatedUnion('kind', [
   z.strictObject({

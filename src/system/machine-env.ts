@@ -6,7 +6,9 @@ import type { RoleboxLimits } from './limits.js';
 
 /**
  * What the machines of one rolebox are built with. Machines read it through closures in
- * their guards and actions; it never enters context (context is JSON).
+ * their guards and actions; it never enters context (context is JSON). Replacement machine
+ * factories are not here but beside the machines that spawn them (`SessionMachineFactories`,
+ * `MachineFactories` in machines/): they are typed by the machines, which this room is below.
  */
 export interface MachineEnv {
   /** The function definitions, by name. */
@@ -24,16 +26,4 @@ export interface MachineEnv {
    * run; their results come from a recorded journal instead. Default `live`.
    */
   readonly externalActors?: 'live' | 'recorded';
-  /** Replacements for the machine factories (replaying a run on changed machines). */
-  readonly factories?: MachineFactories;
-}
-
-/** Machine factories that can replace the built-in ones. */
-export interface MachineFactories {
-  // biome-ignore lint/suspicious/noExplicitAny: each factory returns its own machine type; they are checked where used
-  readonly function?: (env: MachineEnv) => any;
-  // biome-ignore lint/suspicious/noExplicitAny: as above
-  readonly loop?: (env: MachineEnv) => any;
-  // biome-ignore lint/suspicious/noExplicitAny: as above
-  readonly session?: (env: MachineEnv) => any;
 }

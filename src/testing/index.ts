@@ -1,6 +1,7 @@
 // What tests (ours and our users') import from `rolebox/testing`.
 
 export { seededIdSource } from '../adapters/id-sources.js';
+export type { JournalEntry, RecordedRun } from '../persistence/journal.js';
 export {
   type Divergence,
   formatReplayReport,

@@ -1,5 +1,6 @@
 import { readFile, writeFile } from 'node:fs/promises';
 import { createActor } from 'xstate';
+import type { MachineFactories } from '../../machines/system.machine.js';
 import { createSystemMachine } from '../../machines/system.machine.js';
 import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
@@ -13,7 +14,6 @@ import {
   reviveEvent,
 } from '../persistence/journal.js';
 import type { RoleboxLimits } from '../system/limits.js';
-import type { MachineFactories } from '../system/machine-env.js';
 import { SimulatedClock } from './simulated-clock.js';
 
 /** Options of {@link replay}. */

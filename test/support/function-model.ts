@@ -1,16 +1,18 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import {
   createFunctionMachine,
-  DEFAULT_LIMITS,
-  defaultConditionRegistry,
-  defineFunction,
   FUNCTION_OUTBOUND_ACTIONS,
   FunctionCatalog,
   type FunctionEvent,
+} from '../../machines/index.js';
+import {
+  DEFAULT_LIMITS,
+  defaultConditionRegistry,
+  defineFunction,
   type FunctionSpec,
-  readLedgerRecord,
-  SimulatedClock,
 } from '../../src/index.js';
+import { readLedgerRecord } from '../../src/signal/ledger.js';
+import { SimulatedClock } from '../../src/testing/index.js';
 
 // The function machine as a model: traversed alone, with no parent, so its outbound
 // messages (to the session) are no-ops.

@@ -2,15 +2,12 @@ import type { AnyMachineSnapshot, EventObject } from 'xstate';
 import { getShortestPaths } from 'xstate/graph';
 import {
   createLoopMachine,
-  DEFAULT_LIMITS,
-  defaultConditionRegistry,
   FunctionCatalog,
   LOOP_OUTBOUND_ACTIONS,
   type LoopContext,
-  type SessionHandle,
-  SimulatedClock,
-} from '../../src/index.js';
-import { settle } from '../../src/testing/index.js';
+} from '../../machines/index.js';
+import { DEFAULT_LIMITS, defaultConditionRegistry, type SessionHandle } from '../../src/index.js';
+import { SimulatedClock, settle } from '../../src/testing/index.js';
 import type { GatedDispatcher } from './gated-dispatcher.js';
 
 // The loop machine as a model. In a traversal its invoked actors never run: their

@@ -1,12 +1,11 @@
 import type { InspectionEvent } from 'xstate';
+import { createRolebox, type HostEvent, type RoleboxLimits } from '../../src/index.js';
 import {
-  createRolebox,
-  type HostEvent,
-  type RoleboxLimits,
+  ScriptedDispatcher,
   SimulatedClock,
   seededIdSource,
-} from '../../src/index.js';
-import { ScriptedDispatcher, settle } from '../../src/testing/index.js';
+  settle,
+} from '../../src/testing/index.js';
 
 /** A started rolebox with a scripted dispatcher, recording notes and every loop phase visited. */
 export async function loopHarness(

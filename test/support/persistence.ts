@@ -6,11 +6,14 @@ import {
   MemorySnapshotStore,
   type Rolebox,
   type RoleboxLimits,
-  SimulatedClock,
   type SnapshotStore,
-  seededIdSource,
 } from '../../src/index.js';
-import { ScriptedDispatcher, settle } from '../../src/testing/index.js';
+import {
+  ScriptedDispatcher,
+  SimulatedClock,
+  seededIdSource,
+  settle,
+} from '../../src/testing/index.js';
 
 /** A store that counts what each save wrote. */
 export class CountingStore extends MemorySnapshotStore {

@@ -3,9 +3,8 @@ import {
   type PipelineOptions,
   type PipelinePolicy,
   type PipelineRun,
-  SimulatedClock,
-  seededIdSource,
-} from '../../src/index.js';
+} from '../../src/pipeline/index.js';
+import { SimulatedClock, seededIdSource } from '../../src/testing/index.js';
 
 /** A pipeline on a simulated clock (at 1 000 000) and seeded ids. */
 export function testPipeline(

@@ -3,9 +3,8 @@ import {
   defineFunction,
   type FunctionSpec,
   type RoleboxOptions,
-  SimulatedClock,
-  seededIdSource,
 } from '../../src/index.js';
+import { SimulatedClock, seededIdSource } from '../../src/testing/index.js';
 
 /** A started rolebox on a simulated clock with seeded ids, plus one open session. */
 export async function startWith(

@@ -1,18 +1,20 @@
 import type { AnyMachineSnapshot } from 'xstate';
 import {
-  type AcceptanceMode,
   createSessionMachine,
+  FunctionCatalog,
+  type TimedRuntimeEvent,
+} from '../../machines/index.js';
+import {
+  type AcceptanceMode,
   DEFAULT_LIMITS,
   defaultConditionRegistry,
-  FunctionCatalog,
   RUNTIME_EVENT_TYPES,
   type RuntimeEvent,
   type SendResult,
   type SessionContext,
   type SessionHandle,
-  SimulatedClock,
-  type TimedRuntimeEvent,
 } from '../../src/index.js';
+import { SimulatedClock } from '../../src/testing/index.js';
 
 // The session machine as a model of the runtime events (the container events are covered
 // by the function and loop tests). Its only outbound action is a no-op here.

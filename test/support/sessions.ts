@@ -7,9 +7,8 @@ import {
   type RoleboxLimits,
   type RuntimeEvent,
   type SessionEffect,
-  SimulatedClock,
-  seededIdSource,
 } from '../../src/index.js';
+import { SimulatedClock, seededIdSource } from '../../src/testing/index.js';
 
 /** A started rolebox on a simulated clock with one session, recording every effect. */
 export async function sessionHarness(
