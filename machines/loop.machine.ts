@@ -91,6 +91,27 @@ function recordOutput(
   );
 }
 
+/** How a round failed: with the dispatcher's result (`hadError`), or with what it threw. */
+type RoundFailure = { readonly output?: RoundResult; readonly error?: unknown };
+
+/** `recordDispatch` with the task the `dispatch` actor returned. */
+const dispatched = {
+  type: 'recordDispatch',
+  params: ({ event }: { event: { output: DispatchedTask & { at: number } } }) => event.output,
+} as const;
+
+/** `recordSummary` with the result the `collect` actor returned. */
+const summarized = {
+  type: 'recordSummary',
+  params: ({ event }: { event: { output: RoundResult & { at: number } } }) => event.output,
+} as const;
+
+/** `finalizeWorkerError` with what an invoked actor threw. */
+const failedWith = {
+  type: 'finalizeWorkerError',
+  params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }),
+} as const;
+
 /** The ids of the loop's invoked actors, for tests that send their done/error events. */
 export const LOOP_INVOKE_IDS = [
   'prepare',
@@ -230,7 +251,7 @@ export function createLoopMachine(env: MachineEnv) {
         event.type === 'worker.terminated' &&
         (event.status === 'completed' || event.status === 'error'),
       stopNowRequested: ({ context }) => context.stopNowRequested,
-      resultHadError: ({ event }) => (event as unknown as { output: RoundResult }).output.hadError,
+      resultHadError: (_, result: RoundResult) => result.hadError,
       wasLastRound: ({ context }) => context.current >= context.total,
       cancelRequested: ({ context }) => context.cancelRequested,
       noInterRoundDelay: () => limits.interRoundDelayMs <= 0,
@@ -241,10 +262,8 @@ export function createLoopMachine(env: MachineEnv) {
     },
     actions: {
       requestCancel: assign({ cancelRequested: true }),
-      recordDispatch: assign(({ context, event }) => {
-        const { taskId, workerSessionId, at } = (
-          event as unknown as { output: DispatchedTask & { at: number } }
-        ).output;
+      recordDispatch: assign(({ context }, task: DispatchedTask & { at: number }) => {
+        const { taskId, workerSessionId, at } = task;
         const record: RoundRecord = {
           round: context.current,
           workerTaskId: taskId,
@@ -277,8 +296,7 @@ export function createLoopMachine(env: MachineEnv) {
           updatedAt: at,
         };
       }),
-      recordSummary: assign(({ context, event }) => {
-        const result = (event as unknown as { output: RoundResult & { at: number } }).output;
+      recordSummary: assign(({ context }, result: RoundResult & { at: number }) => {
         const { text, at } = result;
         return {
           lastSummary: summarizeRound(text, limits.summaryCharCap),
@@ -311,9 +329,9 @@ export function createLoopMachine(env: MachineEnv) {
           `worker task ${status}`,
         );
       }),
-      finalizeWorkerError: assign(({ context, event }) => {
-        const output = (event as unknown as { output?: RoundResult }).output;
-        const error = (event as unknown as { error?: unknown }).error;
+      /** A round that failed: with the dispatcher's result, or with the error it threw. */
+      finalizeWorkerError: assign(({ context, event }, failed: RoundFailure) => {
+        const { output, error } = failed;
         const reason =
           output?.errorReason ??
           (error instanceof Error
@@ -424,7 +442,7 @@ export function createLoopMachine(env: MachineEnv) {
           id: 'prepare',
           src: 'prepareLoop',
           onDone: { target: 'dispatching.sending' },
-          onError: { target: 'finalizing', actions: 'finalizeWorkerError' },
+          onError: { target: 'finalizing', actions: failedWith },
         },
         // Stopped before a single round ran (a stop in the same tick as the start): there is
         // nothing to wait for, so either stop ends the loop as cancelled and nothing runs.
@@ -487,14 +505,14 @@ export function createLoopMachine(env: MachineEnv) {
                 {
                   guard: 'stopNowRequested',
                   target: '#loop.finalizing',
-                  actions: ['recordDispatch', 'reportWorkerStarted', 'finalizeCancelled'],
+                  actions: [dispatched, 'reportWorkerStarted', 'finalizeCancelled'],
                 },
                 {
                   target: '#loop.awaiting_worker',
-                  actions: ['recordDispatch', 'reportWorkerStarted'],
+                  actions: [dispatched, 'reportWorkerStarted'],
                 },
               ],
-              onError: { target: '#loop.finalizing', actions: 'finalizeWorkerError' },
+              onError: { target: '#loop.finalizing', actions: failedWith },
             },
             on: {
               // The dispatch is in flight: cancel its task as soon as it is known.
@@ -543,28 +561,35 @@ export function createLoopMachine(env: MachineEnv) {
           src: 'collectResult',
           input: ({ context }) => ({ taskId: context.activeWorkerTaskId as string }),
           onDone: [
-            { guard: 'resultHadError', target: 'finalizing', actions: 'finalizeWorkerError' },
+            {
+              guard: { type: 'resultHadError', params: ({ event }) => event.output },
+              target: 'finalizing',
+              actions: {
+                type: 'finalizeWorkerError',
+                params: ({ event }) => ({ output: event.output }),
+              },
+            },
             {
               guard: 'wasLastRound',
               target: 'finalizing',
-              actions: ['recordSummary', 'announceRound', 'advanceRound', 'finalizeComplete'],
+              actions: [summarized, 'announceRound', 'advanceRound', 'finalizeComplete'],
             },
             {
               guard: 'cancelRequested',
               target: 'finalizing',
-              actions: ['recordSummary', 'announceRound', 'advanceRound', 'finalizeCancelled'],
+              actions: [summarized, 'announceRound', 'advanceRound', 'finalizeCancelled'],
             },
             {
               guard: 'noInterRoundDelay',
               target: 'dispatching.sending',
-              actions: ['recordSummary', 'announceRound', 'advanceRound', 'scheduleNextRound'],
+              actions: [summarized, 'announceRound', 'advanceRound', 'scheduleNextRound'],
             },
             {
               target: 'dispatching.waiting',
-              actions: ['recordSummary', 'announceRound', 'advanceRound', 'scheduleNextRound'],
+              actions: [summarized, 'announceRound', 'advanceRound', 'scheduleNextRound'],
             },
           ],
-          onError: { target: 'finalizing', actions: 'finalizeWorkerError' },
+          onError: { target: 'finalizing', actions: failedWith },
         },
         on: {
           // Origin-owned: a stop waits for the summary, then the loop ends as cancelled.

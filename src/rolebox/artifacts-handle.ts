@@ -2,7 +2,7 @@ import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.
 import { describeValue, RoleboxError } from '../errors.js';
 import type { ArtifactRecord, ArtifactStatus } from '../session/artifact.js';
 import { ARTIFACT_STATUSES, assertArtifactStatusChange } from '../session/artifact-lifecycle.js';
-import { currentArtifact } from '../session/artifact-store.js';
+import { type ArtifactWrite, currentArtifact } from '../session/artifact-store.js';
 import type { SessionCommand } from '../session/commands.js';
 
 /** What the artifacts handle needs from its session. Internal. */
@@ -31,12 +31,7 @@ export class ArtifactsHandle {
    * version under review, accepted, rejected or in revision.
    * Returns: the draft. Throws: `invalid_argument` for a bad name or field.
    */
-  write(artifact: {
-    readonly name: string;
-    readonly workerId?: string;
-    readonly content?: string;
-    readonly summary?: string;
-  }): ArtifactRecord {
+  write(artifact: Omit<ArtifactWrite, 'at'>): ArtifactRecord {
     if (typeof artifact !== 'object' || artifact === null) {
       throw new RoleboxError(
         'invalid_argument',

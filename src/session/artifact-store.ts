@@ -10,6 +10,9 @@ export interface ArtifactStoreContext {
   readonly artifacts: readonly ArtifactRecord[];
 }
 
+/** The store of a session that has no artifacts yet. */
+export const EMPTY_ARTIFACT_STORE: ArtifactStoreContext = { nextSeq: 1, artifacts: [] };
+
 /** A write: a new draft, or an edit of the current draft of that name. */
 export interface ArtifactWrite {
   readonly name: string;
@@ -32,6 +35,16 @@ export function currentArtifact(
 }
 
 /**
+ * The id a write of `name` lands on: the current draft's own (a draft is edited in place),
+ * else the next id of the sequence. The session announces a write under this id before the
+ * store has applied it, so both use this one rule.
+ */
+export function nextArtifactId(context: ArtifactStoreContext, name: string): string {
+  const current = currentArtifact(context.artifacts, name);
+  return current?.status === 'drafted' ? current.id : `art-${context.nextSeq}`;
+}
+
+/**
  * Applies a write: a draft is edited in place; any other live version of the name is
  * superseded by a new draft (reviewed work is never rewritten).
  */
@@ -40,6 +53,7 @@ export function applyArtifactWrite(
   write: ArtifactWrite,
 ): ArtifactStoreContext {
   const current = currentArtifact(context.artifacts, write.name);
+  const id = nextArtifactId(context, write.name);
   const fields = {
     ...(write.workerId === undefined ? {} : { workerId: write.workerId }),
     ...(write.content === undefined ? {} : { content: write.content }),
@@ -54,7 +68,7 @@ export function applyArtifactWrite(
     };
   }
   const created: ArtifactRecord = {
-    id: `art-${context.nextSeq}`,
+    id,
     name: write.name,
     ...fields,
     status: 'drafted',
@@ -95,7 +109,7 @@ export function applyArtifactStatus(
  * refused by the facade (with an error) before they get here; the store ignores them.
  */
 export const artifactStoreLogic = fromStore({
-  context: { nextSeq: 1, artifacts: [] } as ArtifactStoreContext,
+  context: EMPTY_ARTIFACT_STORE,
   on: {
     write: (context, event: ArtifactWrite) => applyArtifactWrite(context, event),
     setStatus: (context, event: { id: string; status: ArtifactStatus; at: number }) =>

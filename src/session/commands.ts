@@ -1,6 +1,7 @@
 import type { LoopInput } from '../loop/machine-types.js';
 import type { SignalArgs } from '../signal/schema.js';
 import type { ArtifactStatus } from './artifact.js';
+import type { ArtifactWrite } from './artifact-store.js';
 import type { RuntimeEvent, TimedRuntimeEvent } from './runtime-types.js';
 
 /**
@@ -30,14 +31,7 @@ export type SessionCommand =
       readonly kind: 'loop' | 'boundary';
       readonly at: number;
     }
-  | {
-      readonly type: 'session.write_artifact';
-      readonly name: string;
-      readonly workerId?: string;
-      readonly content?: string;
-      readonly summary?: string;
-      readonly at: number;
-    }
+  | ({ readonly type: 'session.write_artifact' } & ArtifactWrite)
   | {
       readonly type: 'session.set_artifact_status';
       readonly id: string;

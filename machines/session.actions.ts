@@ -1,0 +1,613 @@
+import {
+  type AnyActorRef,
+  assign,
+  type EventObject,
+  enqueueActions,
+  type ParameterizedObject,
+  sendParent,
+} from 'xstate';
+import { functionActorId, loopActorId } from '../src/base/actor-ids.js';
+import type { FunctionContext } from '../src/function/machine-types.js';
+import { shouldCancelLoop } from '../src/loop/cancellation.js';
+import type { LoopInput } from '../src/loop/machine-types.js';
+import type { LoopState } from '../src/loop/types.js';
+import { planActivation, planDeactivation } from '../src/session/activation.js';
+import type { ArtifactRecord, ArtifactStatus } from '../src/session/artifact.js';
+import {
+  type ArtifactWrite,
+  type artifactStoreLogic,
+  EMPTY_ARTIFACT_STORE,
+  nextArtifactId,
+} from '../src/session/artifact-store.js';
+import type { EmittedEvent } from '../src/session/emitted.js';
+import { factsOf } from '../src/session/function-facts.js';
+import {
+  answerIdleCycle,
+  beginIdleCycle,
+  decideIdle,
+  type IdleAnswer,
+} from '../src/session/idle-cycle.js';
+import type { IdleCycle, SessionContext, SessionEvent } from '../src/session/machine-types.js';
+import {
+  type AcceptanceMode,
+  HARD_USER_EVENTS,
+  type MainAgentDecision,
+  type ResumeContext,
+  type RuntimeEvent,
+  type SessionEffect,
+  type TimedRuntimeEvent,
+} from '../src/session/runtime-types.js';
+import { makeSignalReceipt } from '../src/signal/reply.js';
+import type { SignalArgs } from '../src/signal/schema.js';
+import { childSnapshot } from '../src/system/child-snapshot.js';
+import type { MachineEnv } from '../src/system/machine-env.js';
+import type { SystemLoopEvent } from '../src/system/machine-types.js';
+import type { FunctionMachine } from './function.machine.js';
+import { type LoopMachine, loopStateOf } from './loop.machine.js';
+
+// The named actions of the session machine (machines/session.machine.ts), which names them
+// in its transitions and passes each its `params` there, typed by the transition's event.
+
+/** The child id of a session's artifact store. */
+export const ARTIFACTS_CHILD_ID = 'artifacts';
+
+/** Events a session sends up to the system actor, which emits them to the host. */
+export interface ToHostEvent {
+  readonly type: 'host';
+  readonly event: EmittedEvent;
+}
+
+/** Everything a session sends to the system actor. */
+type ToParentEvent = ToHostEvent | SystemLoopEvent;
+
+/** The session's artifacts, read from its store child. */
+export function artifactsOf(session: Pick<AnyActorRef, 'getSnapshot'>): readonly ArtifactRecord[] {
+  return (
+    childSnapshot<typeof artifactStoreLogic>(session, ARTIFACTS_CHILD_ID)?.context.artifacts ?? []
+  );
+}
+
+/** The session's children by the string keys they are spawned with (DESIGN §3.1). */
+type SessionActor =
+  | { src: 'function'; logic: FunctionMachine; id: string | undefined }
+  | { src: 'loop'; logic: LoopMachine; id: string | undefined }
+  | { src: 'artifacts'; logic: typeof artifactStoreLogic; id: string | undefined };
+
+/** The named actions that the session's actions enqueue (setup checks that they exist). */
+type EnqueuedAction =
+  | { type: 'tellParent'; params: { event: ToParentEvent } }
+  | { type: 'settleIdle'; params: IdleCycle };
+
+/** What an action's `params` may be. */
+type Params = ParameterizedObject['params'] | undefined;
+
+/** XState's `enqueueActions`, for a session action taking `TParams`. */
+type SessionEnqueueActions<TParams extends Params> = typeof enqueueActions<
+  SessionContext,
+  SessionEvent,
+  TParams,
+  SessionEvent,
+  SessionActor,
+  EnqueuedAction,
+  never,
+  never,
+  EventObject
+>;
+
+/** XState's `assign`, for a session action taking `TParams`. */
+type SessionAssign<TParams extends Params> = typeof assign<
+  SessionContext,
+  SessionEvent,
+  TParams,
+  SessionEvent,
+  SessionActor
+>;
+
+/**
+ * A session action that takes `params` and enqueues actions, `tellParent` among them.
+ * Written inline in `setup({ actions })`, XState cannot type an enqueuer that knows its
+ * sibling actions (a TypeScript limit, statelyai/xstate#4545); naming the types here gives
+ * one that does, and `setup` still checks them against the machine's real actions.
+ */
+function sessionAction<TParams extends Params = undefined>(
+  collect: Parameters<SessionEnqueueActions<TParams>>[0],
+) {
+  const build: SessionEnqueueActions<TParams> = enqueueActions;
+  return build(collect);
+}
+
+/** A session action that changes context from its `params` (typed as {@link sessionAction}). */
+function sessionAssign<TParams extends Params = undefined>(
+  assignment: Parameters<SessionAssign<TParams>>[0],
+) {
+  const build: SessionAssign<TParams> = assign;
+  return build(assignment);
+}
+
+/**
+ * The named action `tellParent` with `event`: the session's only outbound path, so that a
+ * model test can provide it as a no-op and traverse the machine alone.
+ */
+const tell = (event: ToParentEvent) => ({ type: 'tellParent', params: { event } }) as const;
+
+/** {@link tell} for an event the system emits to the host. */
+const tellHost = (event: EmittedEvent) => tell({ type: 'host', event });
+
+/** {@link tellHost} for an effect the host performs for session `sessionId`. */
+const effect = (sessionId: string, sessionEffect: SessionEffect) =>
+  tellHost({ type: 'effect', sessionId, effect: sessionEffect });
+
+/** Params that are the transition's own event: its type is checked at the call site. */
+const theEvent = <TEvent>({ event }: { event: TEvent }): TEvent => event;
+
+/** The named action (or guard) `type`, with the transition's event as its params. */
+export const withEvent = <TType extends string>(type: TType) => ({ type, params: theEvent });
+
+/** What a review event is about, at the event's time. */
+type ReviewArgs = { context: SessionContext; event: { at: number } };
+
+/** The status change of the artifact under programmatic review. */
+export const programmaticReview = (status: ArtifactStatus) =>
+  ({
+    type: 'setReviewedArtifactStatus',
+    params: ({ context, event }: ReviewArgs) => ({
+      id: context.reviewArtifactId,
+      status,
+      at: event.at,
+    }),
+  }) as const;
+
+/** The status change of the artifact the user reviews. */
+export const userReview = (status: ArtifactStatus) =>
+  ({
+    type: 'setReviewedArtifactStatus',
+    params: ({ context, event }: ReviewArgs) => ({
+      id:
+        context.waitingReason?.kind === 'review_artifact' ? context.waitingReason.artifactId : null,
+      status,
+      at: event.at,
+    }),
+  }) as const;
+
+/** The runtime event without its timestamp, as it is kept in the history. */
+function withoutTime(event: TimedRuntimeEvent): RuntimeEvent {
+  const { at: _at, ...rest } = event;
+  return rest as RuntimeEvent;
+}
+
+/** The actions of the runtime phases (SPEC §4.2). */
+const runtimeActions = {
+  tellParent: sendParent<
+    SessionContext,
+    SessionEvent,
+    { event: ToParentEvent },
+    ToParentEvent,
+    SessionEvent
+  >((_, params) => params.event),
+  /** Every applied runtime event goes into the history; a user action resets the burst count. */
+  recordEvent: sessionAssign(({ context }, event: TimedRuntimeEvent) => ({
+    history: [...context.history, { at: event.at, event: withoutTime(event) }],
+    updatedAt: event.at,
+    ...(HARD_USER_EVENTS.has(event.type) ? { toolLoopBurstCount: 0 } : {}),
+  })),
+  startSession: sessionAssign((_, event: Extract<RuntimeEvent, { type: 'session_started' }>) => ({
+    availableSkills: event.availableSkills,
+    skill: event.initialSkill ?? null,
+    intakePrompt: event.intakePrompt ?? null,
+  })),
+  selectSkill: sessionAssign((_, { skill }: { skill: string }) => ({ skill })),
+  waitForIntake: sessionAssign(({ context }) => ({
+    waitingReason: { kind: 'intake', prompt: context.intakePrompt ?? '' },
+  })),
+  waitForInput: sessionAssign({ waitingReason: { kind: 'input' } }),
+  waitForSkill: sessionAssign(({ context }) => ({
+    waitingReason: { kind: 'skill_selection', availableSkills: context.availableSkills },
+  })),
+  clearWaitingReason: sessionAssign({ waitingReason: null }),
+  /** `reason` is the event that asks for the agent; a revision passes its instruction on. */
+  invokeMainAgent: sessionAction(
+    ({ context, enqueue }, { type, instruction }: { type: string; instruction?: string }) => {
+      enqueue(
+        effect(context.sessionId, {
+          type: 'invoke_main_agent',
+          reason: type,
+          ...(instruction ? { instruction } : {}),
+        }),
+      );
+    },
+  ),
+  askUser: sessionAction(
+    (
+      { context, enqueue },
+      { message, questions }: { kind: string; message?: string; questions?: readonly string[] },
+    ) => {
+      enqueue.assign({
+        waitingReason: {
+          kind: 'input',
+          ...(message === undefined ? {} : { message }),
+          ...(questions === undefined ? {} : { questions }),
+        },
+      });
+      if (message) enqueue(effect(context.sessionId, { type: 'emit_message', message }));
+    },
+  ),
+  runDecidedWorker: sessionAction(
+    ({ context, enqueue }, { decision }: { decision: MainAgentDecision | null }) => {
+      if (!decision || !('workerId' in decision)) return;
+      const { workerId, id: decisionId, instruction } = decision;
+      enqueue(
+        effect(context.sessionId, {
+          type: 'run_worker',
+          workerId,
+          decisionId,
+          ...(instruction === undefined ? {} : { instruction }),
+        }),
+      );
+      enqueue.assign({ pendingDecision: null });
+    },
+  ),
+  awaitApproval: sessionAssign((_, { decision }: { decision: MainAgentDecision }) => ({
+    pendingDecision: decision,
+    waitingReason: { kind: 'approve_step', decisionId: decision.id },
+  })),
+  dropPendingDecision: sessionAssign({ pendingDecision: null }),
+  startWorker: sessionAssign((_, worker: { workerId: string; acceptanceMode: AcceptanceMode }) => ({
+    currentWorkerId: worker.workerId,
+    acceptanceMode: worker.acceptanceMode,
+  })),
+  askWorkerQuestions: sessionAssign((_, { workerId, questions }: ResumeContext) => ({
+    resumeContext: { workerId, questions },
+    waitingReason: { kind: 'worker_questions', workerId, questions },
+  })),
+  resumeWorker: sessionAction(({ context, enqueue }, { text }: { text: string }) => {
+    if (!context.resumeContext) return;
+    const { workerId } = context.resumeContext;
+    enqueue(effect(context.sessionId, { type: 'resume_worker', workerId, answer: text }));
+    enqueue.assign({ resumeContext: null });
+  }),
+  /** worker_completed: the worker is done; its artifact enters review per the acceptance mode. */
+  completeWorker: sessionAction(
+    ({ context, enqueue }, event: Extract<TimedRuntimeEvent, { type: 'worker_completed' }>) => {
+      const { sessionId } = context;
+      const { artifactId, questions, assessment, at } = event;
+      const setStatus = (status: ArtifactStatus) =>
+        enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id: artifactId, status, at });
+      enqueue.assign({ currentWorkerId: null });
+      setStatus('under_review');
+      if (context.acceptanceMode === 'user_confirmed') {
+        enqueue.assign({
+          waitingReason: {
+            kind: 'review_artifact',
+            artifactId,
+            ...(questions === undefined ? {} : { questions }),
+            ...(assessment === undefined ? {} : { assessment }),
+          },
+        });
+      } else if (context.acceptanceMode === 'no_confirmation') {
+        setStatus('accepted');
+        enqueue(effect(sessionId, { type: 'invoke_main_agent', reason: event.type }));
+      } else {
+        enqueue.assign({ reviewArtifactId: artifactId });
+        enqueue(effect(sessionId, { type: 'run_programmatic_review', artifactId }));
+      }
+    },
+  ),
+  /** The reviewed artifact ({@link programmaticReview}, {@link userReview}) gets a status. */
+  setReviewedArtifactStatus: sessionAction(
+    (
+      { enqueue },
+      { id, status, at }: { id: string | null; status: ArtifactStatus; at: number },
+    ) => {
+      if (id === null) return;
+      enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
+      enqueue.assign({ reviewArtifactId: null });
+    },
+  ),
+  waitForRevision: sessionAssign((_, revision: { instruction?: string } | undefined) => ({
+    waitingReason: {
+      kind: 'revision',
+      ...(revision?.instruction === undefined ? {} : { instruction: revision.instruction }),
+    },
+  })),
+  fail: sessionAssign((_, { reason }: { reason: string }) => ({
+    errorReason: reason,
+    waitingReason: null,
+  })),
+  countLoopTool: sessionAssign(({ context }, tool: { kind: 'loop' | 'boundary'; at: number }) =>
+    tool.kind === 'loop'
+      ? { toolLoopBurstCount: context.toolLoopBurstCount + 1, updatedAt: tool.at }
+      : {},
+  ),
+  stopBurst: sessionAction(({ context, enqueue }, { maxToolBurst }: { maxToolBurst: number }) => {
+    const message = `tool-loop burst limit reached: ${maxToolBurst} loop-tool calls since the last user action; waiting for the user`;
+    enqueue.assign({ waitingReason: { kind: 'input', message } });
+    enqueue(effect(context.sessionId, { type: 'emit_message', message }));
+  }),
+  waitForSignalAnswer: sessionAction(({ context, enqueue }, { signal }: { signal: SignalArgs }) => {
+    const payload = signal.payload ?? {};
+    const said = payload.reason ?? payload.message ?? payload.question;
+    const message =
+      typeof said === 'string' && said !== '' ? said : `the agent signalled ${signal.type}`;
+    enqueue.assign({ waitingReason: { kind: 'input', message } });
+    enqueue(effect(context.sessionId, { type: 'emit_message', message }));
+  }),
+};
+
+/** The facts the session's functions are told now. */
+const factsNow = (context: SessionContext, self: AnyActorRef, extraArtifact?: string) =>
+  factsOf(context, artifactsOf(self), extraArtifact);
+
+/** Where activations and deactivations come from, and when. */
+type FunctionChange = { names: readonly string[]; at: number; by: string };
+
+/**
+ * The actions of the container: the session routes signals, tool reports, idle cycles,
+ * user messages and artifact writes to its function actors, runs its loop, and reports
+ * what they did. What to do is decided by the plain functions of `src/session/`.
+ */
+function containerActions(env: MachineEnv) {
+  return {
+    routeSignal: sessionAction(
+      ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
+        const facts = factsNow(context, self);
+        for (const name of context.liveFunctions)
+          enqueue.sendTo(functionActorId(context.sessionId, name), {
+            type: 'fn.signal',
+            signal,
+            facts,
+            at,
+          });
+        const recordedOn = [...context.liveFunctions];
+        enqueue.assign({ updatedAt: at });
+        enqueue(
+          tellHost({
+            type: 'signal',
+            sessionId: context.sessionId,
+            receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload),
+            payload: signal.payload ?? {},
+            recordedOn,
+          }),
+        );
+      },
+    ),
+    routeTool: sessionAction(
+      ({ context, self, enqueue }, { tool, at }: { tool: string; at: number }) => {
+        const facts = factsNow(context, self);
+        for (const name of context.liveFunctions)
+          enqueue.sendTo(functionActorId(context.sessionId, name), {
+            type: 'fn.tool',
+            tool,
+            facts,
+            at,
+          });
+        const observedOn = context.liveFunctions.length;
+        enqueue.assign({ updatedAt: at });
+        enqueue(tellHost({ type: 'tool', sessionId: context.sessionId, tool, observedOn }));
+      },
+    ),
+    /** Starts an idle cycle: every live function is asked; with none, it settles at once. */
+    beginIdle: sessionAction(({ context, self, enqueue }, { at }: { at: number }) => {
+      const begun = beginIdleCycle(context);
+      // Judged on the turn that just ended: the user's message of that turn still counts.
+      const facts = { ...factsNow(context, self), turn: begun.turn };
+      enqueue.assign({ ...begun, updatedAt: at });
+      for (const name of context.liveFunctions)
+        enqueue.sendTo(functionActorId(context.sessionId, name), {
+          type: 'fn.idle',
+          cycle: begun.idleCycle,
+          facts,
+          at,
+        });
+      if (context.liveFunctions.length === 0) enqueue({ type: 'settleIdle', params: begun.idle });
+    }),
+    recordIdleAnswer: sessionAction(({ context, enqueue }, answer: IdleAnswer) => {
+      const idle = answerIdleCycle(context.idle, answer);
+      if (!idle) return;
+      enqueue.assign({ idle });
+      if (idle.awaiting.length === 0) enqueue({ type: 'settleIdle', params: idle });
+    }),
+    /** Everyone has answered `idle`: grant at most one continuation and report the cycle. */
+    settleIdle: sessionAction(({ context, enqueue }, idle: IdleCycle) => {
+      const { sessionId } = context;
+      const cap = env.limits.continuationsPerSession;
+      const { continuations, report } = decideIdle(idle, context, cap);
+      if (report.continued)
+        for (const name of report.continuing)
+          enqueue.sendTo(functionActorId(sessionId, name), {
+            type: 'fn.continue_granted',
+            turn: context.turn,
+            at: context.updatedAt,
+          });
+      enqueue.assign({ idle: null, continuations });
+      for (const block of report.blocked)
+        enqueue(tellHost({ type: 'continue_blocked', sessionId, ...block }));
+      if (report.continued) {
+        const functions = report.continuing;
+        enqueue(tellHost({ type: 'continue', sessionId, functions, continuation: continuations }));
+      }
+      enqueue(tellHost({ type: 'idle', sessionId, report }));
+    }),
+    /** A user message: it may stop the loop, and it is a user action for every function. */
+    relayUserMessage: sessionAction(
+      ({ context, self, enqueue }, { text, at }: { text: string; at: number }) => {
+        enqueue.assign({ userMessageInTurn: true, updatedAt: at });
+        // The stop-loop rule (SPEC §3.5): only the marker, only while the worker side owns the loop.
+        const loop =
+          context.activeLoopId === null
+            ? undefined
+            : childSnapshot<LoopMachine>(self, loopActorId(context.activeLoopId));
+        const state = loop ? loopStateOf(loop) : undefined;
+        if (state && shouldCancelLoop(state, text))
+          enqueue.sendTo(loopActorId(state.id), { type: 'loop.cancel_now', at });
+        const facts = factsNow({ ...context, userMessageInTurn: true }, self);
+        // It resumes gated functions that have no gate; functions with a gate re-check it
+        // (user_approval() may now hold).
+        for (const name of context.liveFunctions) {
+          const hasGate = env.catalog.require(name).gate !== undefined;
+          enqueue.sendTo(functionActorId(context.sessionId, name), {
+            type: hasGate ? 'fn.facts' : 'fn.resume',
+            facts,
+            at,
+          });
+        }
+      },
+    ),
+    // Sent to one function, if it is live (the facade refuses the others first).
+    resumeFunction: sessionAction(
+      ({ context, self, enqueue }, { name, at }: { name: string; at: number }) => {
+        if (!context.liveFunctions.includes(name)) return;
+        const facts = factsNow(context, self);
+        enqueue.sendTo(functionActorId(context.sessionId, name), { type: 'fn.resume', facts, at });
+      },
+    ),
+    setFunctionValue: sessionAction(
+      (
+        { context, self, enqueue },
+        { name, key, value, at }: { name: string; key: string; value: unknown; at: number },
+      ) => {
+        if (!context.liveFunctions.includes(name)) return;
+        const facts = factsNow(context, self);
+        enqueue.sendTo(functionActorId(context.sessionId, name), {
+          type: 'fn.kv_set',
+          key,
+          value,
+          facts,
+          at,
+        });
+      },
+    ),
+    setSlot: sessionAssign(
+      ({ context }, { key, value, at }: { key: string; value: unknown; at: number }) => ({
+        slots: { ...context.slots, [key]: value },
+        updatedAt: at,
+      }),
+    ),
+    /** Writes an artifact to the store and tells every function (artifact_exists may now hold). */
+    writeArtifact: sessionAction(({ context, self, enqueue }, write: ArtifactWrite) => {
+      const { sessionId } = context;
+      const store = childSnapshot<typeof artifactStoreLogic>(self, ARTIFACTS_CHILD_ID);
+      const artifactId = nextArtifactId(store?.context ?? EMPTY_ARTIFACT_STORE, write.name);
+      enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'write', ...write });
+      enqueue(tellHost({ type: 'artifact_written', sessionId, artifactId, name: write.name }));
+      const facts = factsNow(context, self, write.name);
+      for (const name of context.liveFunctions)
+        enqueue.sendTo(functionActorId(sessionId, name), { type: 'fn.facts', facts, at: write.at });
+    }),
+    setArtifactStatus: sessionAction(
+      ({ enqueue }, { id, status, at }: { id: string; status: ArtifactStatus; at: number }) => {
+        enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
+      },
+    ),
+    /** Spawns the named functions that the catalog knows and that are not live yet. */
+    activate: sessionAction(({ context, self, enqueue }, { names, at, by }: FunctionChange) => {
+      const known = names.filter((name) => env.catalog.get(name) !== undefined);
+      const plan = planActivation(context, known);
+      const { sessionId } = context;
+      const facts = factsNow(context, self);
+      for (const name of plan.spawn) {
+        const id = functionActorId(sessionId, name);
+        enqueue.spawnChild('function', { id, systemId: id, input: { sessionId, name, facts, at } });
+        enqueue(tellHost({ type: 'function_activated', sessionId, function: name, by }));
+      }
+      if (plan.spawn.length === 0) return;
+      const { liveFunctions, retiredFunctions } = plan;
+      enqueue.assign({ liveFunctions, retiredFunctions, updatedAt: at });
+    }),
+    /** Stops the named live functions, keeping their last state; may settle the idle cycle. */
+    deactivate: sessionAction(({ context, self, enqueue }, { names, at, by }: FunctionChange) => {
+      const { sessionId } = context;
+      const lastStates = Object.fromEntries(
+        names.flatMap((name) => {
+          const last = childSnapshot<FunctionMachine>(self, functionActorId(sessionId, name));
+          return last ? [[name, { value: last.value, context: last.context }]] : [];
+        }),
+      );
+      const plan = planDeactivation(context, names, lastStates, at);
+      for (const name of plan.stop) {
+        enqueue.stopChild(functionActorId(sessionId, name));
+        enqueue(tellHost({ type: 'function_deactivated', sessionId, function: name, by }));
+      }
+      if (plan.stop.length === 0) return;
+      const { liveFunctions, retiredFunctions, idle } = plan;
+      enqueue.assign({ liveFunctions, retiredFunctions, idle, updatedAt: at });
+      if (plan.settle && idle) enqueue({ type: 'settleIdle', params: idle });
+    }),
+    retireCompleted: sessionAction(
+      (
+        { context, enqueue },
+        { function: name, context: last }: { function: string; context: FunctionContext },
+      ) => {
+        if (!context.liveFunctions.includes(name)) return;
+        enqueue.assign({
+          liveFunctions: context.liveFunctions.filter((other) => other !== name),
+          retiredFunctions: {
+            ...context.retiredFunctions,
+            [name]: { phase: 'complete', reason: 'completed', at: last.updatedAt, context: last },
+          },
+        });
+        enqueue(
+          tellHost({ type: 'function_completed', sessionId: context.sessionId, function: name }),
+        );
+      },
+    ),
+    startLoop: sessionAction(({ context, enqueue }, loop: LoopInput) => {
+      const id = loopActorId(loop.loopId);
+      enqueue.spawnChild('loop', { id, systemId: id, input: loop });
+      enqueue.assign({ activeLoopId: loop.loopId, updatedAt: loop.at });
+      enqueue(
+        tellHost({ type: 'loop_started', sessionId: context.sessionId, loopId: loop.loopId }),
+      );
+    }),
+    stopLoop: sessionAction(({ context, enqueue }, { now, at }: { now: boolean; at: number }) => {
+      if (context.activeLoopId === null) return;
+      enqueue.sendTo(loopActorId(context.activeLoopId), {
+        type: now ? 'loop.cancel_now' : 'loop.request_cancel',
+        at,
+      });
+    }),
+    relayNote: sessionAction(
+      ({ context, enqueue }, { loopId, text }: { loopId: string; text: string }) => {
+        enqueue(tellHost({ type: 'note', sessionId: context.sessionId, loopId, text }));
+      },
+    ),
+    relayWorkerStarted: sessionAction(
+      (
+        { context, enqueue },
+        round: { loopId: string; round: number; taskId: string; workerSessionId: string },
+      ) => {
+        const { loopId, workerSessionId } = round;
+        enqueue(tell({ type: 'system.loop_worker', loopId, workerSessionId }));
+        enqueue(
+          tellHost({
+            type: 'round_started',
+            sessionId: context.sessionId,
+            loopId,
+            round: round.round,
+            taskId: round.taskId,
+            workerSessionId,
+          }),
+        );
+      },
+    ),
+    cascadeCancel: sessionAction(({ context, enqueue }, { loopId }: { loopId: string }) => {
+      enqueue(tell({ type: 'system.loop_cascade_cancel', loopId, at: context.updatedAt }));
+    }),
+    finishLoop: sessionAction(
+      ({ context, enqueue }, { loopId, state }: { loopId: string; state: LoopState }) => {
+        if (context.activeLoopId !== loopId) return;
+        enqueue.assign({ activeLoopId: null, lastLoop: state, updatedAt: state.updatedAt });
+        enqueue(tell({ type: 'system.loop_finished', loopId, phase: state.phase }));
+        const { sessionId } = context;
+        enqueue(tellHost({ type: 'loop_finished', sessionId, loopId, phase: state.phase }));
+      },
+    ),
+  };
+}
+
+/**
+ * Every named action of the session machine of one rolebox: those of the runtime phases
+ * and those of the container. Each takes its `params` from the transition that names it.
+ */
+export function createSessionActions(env: MachineEnv) {
+  return { ...runtimeActions, ...containerActions(env) };
+}
