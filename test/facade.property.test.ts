@@ -16,7 +16,7 @@ import {
   seededIdSource,
   settle,
 } from '../src/testing/index.js';
-import { fuzzRuns } from './support/fuzz.js';
+import { fuzzSettings } from './support/fuzz.js';
 
 // Random sequences of facade calls, good and bad, on one session: every call either
 // applies or throws a RoleboxError, and a refused call leaves the session exactly as it
@@ -248,7 +248,7 @@ describe('the facade under random call sequences', () => {
           }
         },
       ),
-      { numRuns: fuzzRuns(10_000) },
+      fuzzSettings(10_000),
     );
   });
 });

@@ -4,7 +4,7 @@ import { MemorySnapshotStore } from '../src/index.js';
 import { SYSTEM_RECORD_ID } from '../src/persistence/envelope.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { rejectionOf } from './support/errors.js';
-import { fuzzRuns } from './support/fuzz.js';
+import { fuzzSettings } from './support/fuzz.js';
 import { boot } from './support/persistence.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests reach into stored JSON to corrupt it
@@ -156,6 +156,15 @@ describe('a stored record is checked whole: the bad one is refused, every other 
           e.snapshot.children['fn:B:approval'].snapshot.value = 'complete';
         }),
       /child fn:B:approval: a function in "complete" cannot be active/,
+    ],
+    [
+      "a function's historyValue naming no history state (found by the generator)",
+      'B',
+      (store) =>
+        edit(store, 'B', (e) => {
+          e.snapshot.children['fn:B:approval'].snapshot.historyValue = { '': 0 };
+        }),
+      /child fn:B:approval: historyValue names no history state: ""/,
     ],
     [
       'a waiting reason that does not match the state',
@@ -460,7 +469,7 @@ describe('corrupt-record generator over real stored records', () => {
           await b.rb.stop();
         },
       ),
-      { numRuns: fuzzRuns(400) },
+      fuzzSettings(400),
     );
   }, 120_000);
 });

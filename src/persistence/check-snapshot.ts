@@ -77,6 +77,17 @@ export function checkSessionSnapshot(
     return value as z.infer<T>;
   };
   const stateValue = (machine: AnyStateMachine, stored: PersistedMachine, where: string) => {
+    // XState restores `historyValue` as it finds it, and a transition later reads it: it
+    // may only name the machine's history states (rolebox's machines have none).
+    const history = (stored as { historyValue?: unknown }).historyValue;
+    if (history !== undefined) {
+      if (typeof history !== 'object' || history === null || Array.isArray(history))
+        fail(where, `historyValue must be an object, got ${describeValue(history)}`);
+      const known = historyStateIds(machine);
+      for (const key of Object.keys(history as object))
+        if (!known.has(key))
+          fail(where, `historyValue names no history state: ${describeValue(key)}`);
+    }
     try {
       return machine.resolveState({ value: stored.value as never, context: stored.context });
     } catch (error) {
@@ -206,6 +217,18 @@ export function checkSessionSnapshot(
     snapshot: { ...session, children } as CheckedSession['snapshot'],
     systemIds,
   };
+}
+
+/** The ids of a machine's history states (a `historyValue` may only name these). */
+function historyStateIds(machine: AnyStateMachine): ReadonlySet<string> {
+  const ids = new Set<string>();
+  type Node = { id: string; type: string; states: Record<string, Node> };
+  const walk = (node: Node) => {
+    if (node.type === 'history') ids.add(node.id);
+    for (const child of Object.values(node.states)) walk(child);
+  };
+  walk(machine.root as unknown as Node);
+  return ids;
 }
 
 /**
