@@ -108,6 +108,11 @@ export function createFunctionMachine(env: MachineEnv) {
           (event.type === 'fn.signal' && isTerminatingSignal(event.signal.type))
         );
       },
+      /** A resume opens a gated function when it has no gate or its gate holds (SPEC §2.3). */
+      resumeOpensGate: ({ context, event }) => {
+        const { gate } = definitionOf(context);
+        return gate === undefined || holds(gate, context, factsOf(event, context));
+      },
       transitionEdgeChanged: ({ context }) => {
         const truths = transitionTruths(context);
         return truths.some((truth, index) => truth !== (context.transitionsHeld[index] ?? false));
@@ -285,7 +290,8 @@ export function createFunctionMachine(env: MachineEnv) {
           'fn.idle': {
             actions: ['absorbFacts', { type: 'reportIdle', params: { phase: 'gated' } }],
           },
-          'fn.resume': { actions: 'absorbFacts' },
+          // Refused (not taken) while the gate is closed: whoever asks can tell beforehand.
+          'fn.resume': { guard: 'resumeOpensGate', target: 'active', actions: 'absorbFacts' },
         },
       },
       complete: {

@@ -2,6 +2,11 @@ import { enqueueActions, setup } from 'xstate';
 import { artifactStoreLogic } from '../src/session/artifact-store.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SessionContext, SessionEvent, SessionInput } from '../src/session/machine-types.js';
+import {
+  artifactAwaitsReview,
+  decisionAwaitsApproval,
+  skillOffered,
+} from '../src/session/runtime-rules.js';
 import type { MainAgentDecision } from '../src/session/runtime-types.js';
 import { isPausingSignal } from '../src/signal/catalogue.js';
 import type { SignalArgs } from '../src/signal/schema.js';
@@ -62,7 +67,6 @@ export function createSessionMachine(env: SessionMachineEnv) {
       startsWithIntake: (_, start: { initialSkill?: string; intakePrompt?: string }) =>
         start.initialSkill !== undefined && start.intakePrompt !== undefined,
       startsWithSkill: (_, start: { initialSkill?: string }) => start.initialSkill !== undefined,
-      hasIntakePrompt: ({ context }) => context.intakePrompt !== null,
       hasResumeContext: ({ context }) => context.resumeContext !== null,
       decisionAsksUser: (_, { decision }: { decision: MainAgentDecision }) =>
         decision.kind === 'ask_user' || decision.kind === 'review_blackboard',
@@ -71,11 +75,13 @@ export function createSessionMachine(env: SessionMachineEnv) {
       decisionNeedsApproval: (_, { decision }: { decision: MainAgentDecision }) =>
         'requiresApproval' in decision && decision.requiresApproval === true,
       decisionMatches: ({ context }, { decisionId }: { decisionId: string }) =>
-        context.waitingReason?.kind === 'approve_step' &&
-        context.waitingReason.decisionId === decisionId,
+        decisionAwaitsApproval(context.waitingReason, decisionId),
       artifactUnderReview: ({ context }, { artifactId }: { artifactId: string }) =>
-        context.waitingReason?.kind === 'review_artifact' &&
-        context.waitingReason.artifactId === artifactId,
+        artifactAwaitsReview(context.waitingReason, artifactId),
+      skillOffered: ({ context }, { skill }: { skill: string }) =>
+        skillOffered(context.waitingReason, skill),
+      skillOfferedWithIntake: ({ context }, { skill }: { skill: string }) =>
+        context.intakePrompt !== null && skillOffered(context.waitingReason, skill),
       acceptsByUser: ({ context }) => context.acceptanceMode === 'user_confirmed',
       underProgrammaticReview: ({ context }) => context.reviewArtifactId !== null,
       noWorkerInFlight: ({ context }) => context.currentWorkerId === null,
@@ -279,7 +285,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             target: 'error',
             actions: [withEvent('recordEvent'), withEvent('fail')],
           },
-          // Loop tools may run only with no worker in flight (the facade refuses the others).
+          // Loop tools may run only with no worker in flight; the facade asks can() first.
           'session.tool_call': [
             {
               guard: withEvent('loopToolOverBurst'),
@@ -316,11 +322,12 @@ export function createSessionMachine(env: SessionMachineEnv) {
             on: {
               skill_selected: [
                 {
-                  guard: 'hasIntakePrompt',
+                  guard: withEvent('skillOfferedWithIntake'),
                   target: 'intake',
                   actions: [withEvent('recordEvent'), withEvent('selectSkill'), 'waitForIntake'],
                 },
                 {
+                  guard: withEvent('skillOffered'),
                   target: 'input',
                   actions: [withEvent('recordEvent'), withEvent('selectSkill'), 'waitForInput'],
                 },

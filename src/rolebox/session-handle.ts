@@ -1,19 +1,19 @@
 import { parseToolCallText } from '../base/tool-call.js';
-import { evaluateCondition } from '../condition/evaluate.js';
 import { formatCondition } from '../condition/parse.js';
 import type { ConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
-import { functionConditionEnv } from '../function/condition-env.js';
-import type { FunctionContext, FunctionPhase } from '../function/machine-types.js';
-import { expandStopLoopCommand, shouldCancelLoop } from '../loop/cancellation.js';
+import { expandStopLoopCommand } from '../loop/cancellation.js';
 import { promptFingerprint } from '../loop/fingerprint.js';
 import { parseLoopCommand } from '../loop/parse-loop-command.js';
 import { checkLoopRegistration } from '../loop/registry.js';
+import type { LoopState } from '../loop/types.js';
 import type { ArtifactRecord } from '../session/artifact.js';
+import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
 import type { SessionCommand } from '../session/commands.js';
 import type { SessionContext } from '../session/machine-types.js';
 import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
+import { runtimeRefusal } from '../session/runtime-refusal.js';
 import type {
   RuntimeEvent,
   RuntimePhase,
@@ -27,7 +27,7 @@ import { parseSignalArgs, type SignalArgs } from '../signal/schema.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { ArtifactsHandle } from './artifacts-handle.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
-import type { SessionRead, SystemAccess } from './system-access.js';
+import type { FunctionRead, SessionRead, SystemAccess } from './system-access.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
 /** Signal arguments as a host passes them; validated on the way in. */
@@ -189,30 +189,25 @@ export class SessionHandle {
       );
     }
     const snapshot = this.#host.access.requireSession(this.id);
-    const phase = runtimePhaseOf(snapshot.value);
-    if (phase !== 'running') {
-      throw new RoleboxError(
-        'tool_not_allowed',
-        `tool ${call.name} refused: the session is ${phase}, tools run only while it is running`,
-        {
-          tool: call.name,
-          phase,
-        },
-      );
-    }
-    if (snapshot.context.currentWorkerId !== null) {
-      throw new RoleboxError(
-        'tool_not_allowed',
-        `tool ${call.name} refused: worker ${snapshot.context.currentWorkerId} is running and the main agent is paused`,
-        { tool: call.name, workerId: snapshot.context.currentWorkerId },
-      );
-    }
-    this.#deliver({
+    const toolCall = {
       type: 'session.tool_call',
       name: call.name,
       kind: call.kind,
       at: this.#host.now(),
-    });
+    } as const;
+    // The session machine decides (SPEC §4.3); a refusal is explained from its state.
+    if (!snapshot.can(toolCall)) {
+      const phase = runtimePhaseOf(snapshot.value);
+      const workerId = snapshot.context.currentWorkerId;
+      throw new RoleboxError(
+        'tool_not_allowed',
+        phase !== 'running'
+          ? `tool ${call.name} refused: the session is ${phase}, tools run only while it is running`
+          : `tool ${call.name} refused: worker ${workerId} is running and the main agent is paused`,
+        phase !== 'running' ? { tool: call.name, phase } : { tool: call.name, workerId },
+      );
+    }
+    this.#deliver(toolCall);
     const after = this.#host.access.requireSession(this.id);
     if (runtimePhaseOf(after.value) === 'waiting_user') {
       const reason = after.context.waitingReason;
@@ -449,12 +444,16 @@ export class SessionHandle {
         { text },
       );
     }
-    const context = this.#context();
-    const expanded = expandStopLoopCommand(text);
-    const loop =
-      context.activeLoopId === null ? undefined : this.#host.access.readLoop(context.activeLoopId);
-    this.#deliver({ type: 'session.message', text: expanded, at: this.#host.now() });
-    return { loopStopped: loop !== undefined && shouldCancelLoop(loop, expanded) };
+    const before = this.#loopNow();
+    this.#deliver({
+      type: 'session.message',
+      text: expandStopLoopCommand(text),
+      at: this.#host.now(),
+    });
+    // The session machine decides whether the message stops the loop (SPEC §3.5): ask the
+    // loop whether a stop was requested by it.
+    const after = before === undefined ? undefined : this.#loopNow(before.id);
+    return { loopStopped: before?.cancelRequested === false && after?.cancelRequested === true };
   }
 
   /**
@@ -470,22 +469,15 @@ export class SessionHandle {
         { name, phase: live.phase },
       );
     }
-    const { gate } = this.#host.catalog.require(name);
-    if (gate) {
-      const open = evaluateCondition(
-        gate,
-        functionConditionEnv(live.context, this.#host.catalog.require(name)),
-        this.#host.conditions,
+    // The function machine decides whether a resume opens its gate; this only asks.
+    const resume = { type: 'fn.resume', facts: live.context.facts, at: this.#host.now() } as const;
+    if (!live.can(resume)) {
+      const { gate } = this.#host.catalog.require(name);
+      throw new RoleboxError(
+        'gate_closed',
+        `function ${describeValue(name)} opens only when its gate holds${gate ? `: ${formatCondition(gate)}` : ''}`,
+        { name },
       );
-      if (!open) {
-        throw new RoleboxError(
-          'gate_closed',
-          `function ${describeValue(name)} opens only when its gate holds: ${formatCondition(gate)}`,
-          {
-            name,
-          },
-        );
-      }
     }
     this.#deliver({ type: 'session.resume', name, at: this.#host.now() });
   }
@@ -532,6 +524,13 @@ export class SessionHandle {
     this.#host.close(this.id);
   }
 
+  /** The session's loop as it stands: the live one, else (given its id) the one that just ended. */
+  #loopNow(loopId?: string): LoopState | undefined {
+    const context = this.#context();
+    if (context.activeLoopId !== null) return this.#host.access.readLoop(context.activeLoopId);
+    return loopId !== undefined && context.lastLoop?.id === loopId ? context.lastLoop : undefined;
+  }
+
   #context(): SessionContext {
     return this.#host.access.requireSession(this.id).context;
   }
@@ -540,7 +539,7 @@ export class SessionHandle {
     return this.#context().liveFunctions.includes(name);
   }
 
-  #requireLive(name: string): { phase: FunctionPhase; context: FunctionContext } {
+  #requireLive(name: string): FunctionRead {
     this.#host.catalog.require(name);
     const live = this.#isLive(name) ? this.#host.access.readFunction(this.id, name) : undefined;
     if (!live) {
@@ -589,94 +588,29 @@ function toJson(value: unknown, what: string): unknown {
 
 /**
  * Why a runtime event cannot be applied now, as the error to throw; undefined when it can.
- * Mismatched ids and artifacts get their own codes; everything else the machine refuses is
- * `event_not_allowed`, naming the phase, the waiting reason and the event.
+ * The session machine decides (`can`); a refusal is explained by {@link runtimeRefusal}. A
+ * `worker_completed` the machine would take must also name an artifact the lifecycle lets
+ * go under review (the artifact store's rule, SPEC §4.1).
  */
 export function runtimeEventProblem(
   snapshot: SessionSnapshotView,
   event: TimedRuntimeEvent,
 ): RoleboxError | undefined {
-  const { context } = snapshot;
-  const phase = runtimePhaseOf(snapshot.value);
-  const reason = context.waitingReason;
-  if (
-    (event.type === 'user_approved_next_step' || event.type === 'user_rejected_next_step') &&
-    reason?.kind === 'approve_step'
-  ) {
-    if (reason.decisionId !== event.decisionId) {
-      return new RoleboxError(
-        'decision_mismatch',
-        `${event.type}: decision ${describeValue(event.decisionId)} is not the one awaiting approval (${reason.decisionId})`,
-        {
-          expected: reason.decisionId,
-          got: event.decisionId,
-        },
-      );
-    }
-  }
-  if (
-    (event.type === 'user_accepted_artifact' || event.type === 'user_rejected_artifact') &&
-    reason?.kind === 'review_artifact'
-  ) {
-    if (reason.artifactId !== event.artifactId) {
-      return new RoleboxError(
-        'artifact_mismatch',
-        `${event.type}: artifact ${describeValue(event.artifactId)} is not the one under review (${reason.artifactId})`,
-        {
-          expected: reason.artifactId,
-          got: event.artifactId,
-        },
-      );
-    }
-  }
-  if (event.type === 'worker_completed' && phase === 'running') {
-    const artifact = snapshot.artifacts.find((candidate) => candidate.id === event.artifactId);
-    if (!artifact) {
-      return new RoleboxError(
-        'unknown_artifact',
-        `worker_completed: session has no artifact ${describeValue(event.artifactId)}; write it first`,
-        {
-          artifactId: event.artifactId,
-        },
-      );
-    }
-    if (artifact.status !== 'drafted') {
-      return new RoleboxError(
-        'invalid_artifact_transition',
-        `worker_completed: artifact ${artifact.id} is ${artifact.status}; only a drafted artifact can be put under review`,
-        { artifactId: artifact.id, from: artifact.status, to: 'under_review' },
-      );
-    }
-  }
-  if (
-    event.type === 'skill_selected' &&
-    reason?.kind === 'skill_selection' &&
-    reason.availableSkills.length > 0
-  ) {
-    if (!reason.availableSkills.some((skill) => skill.name === event.skill)) {
-      return new RoleboxError(
-        'invalid_event',
-        `skill_selected: ${describeValue(event.skill)} is not one of the available skills (${reason.availableSkills.map((skill) => skill.name).join(', ')})`,
-        { skill: event.skill },
-      );
-    }
-  }
-  if (!snapshot.can(event)) {
-    const where = reason ? `${phase}.${reason.kind}` : phase;
-    const why =
-      (event.type === 'programmatic_review_passed' ||
-        event.type === 'programmatic_review_failed') &&
-      phase === 'running'
-        ? ' (no artifact is under programmatic review)'
-        : '';
+  if (!snapshot.can(event)) return runtimeRefusal(snapshot, event);
+  if (event.type !== 'worker_completed') return undefined;
+  const artifact = snapshot.artifacts.find((candidate) => candidate.id === event.artifactId);
+  if (!artifact) {
     return new RoleboxError(
-      'event_not_allowed',
-      `event ${event.type} is not allowed in phase ${phase}${reason ? `, waiting reason ${reason.kind}` : ''} (${where})${why}`,
-      {
-        phase,
-        waitingReason: reason?.kind ?? null,
-        event: event.type,
-      },
+      'unknown_artifact',
+      `worker_completed: session has no artifact ${describeValue(event.artifactId)}; write it first`,
+      { artifactId: event.artifactId },
+    );
+  }
+  if (!canChangeArtifactStatus(artifact.status, 'under_review')) {
+    return new RoleboxError(
+      'invalid_artifact_transition',
+      `worker_completed: artifact ${artifact.id} is ${artifact.status}; only a drafted artifact can be put under review`,
+      { artifactId: artifact.id, from: artifact.status, to: 'under_review' },
     );
   }
   return undefined;

@@ -11,6 +11,7 @@ import {
   sessionActorId,
 } from '../base/actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import type { FunctionEvent } from '../function/machine-types.js';
 import { type FunctionPhase, functionPhaseOf } from '../function/phase.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopState } from '../loop/types.js';
@@ -38,10 +39,12 @@ export interface SessionRead {
   can(event: SessionEvent): boolean;
 }
 
-/** A live function: its phase and context. */
+/** A live function: its phase and context, and what it would accept. */
 export interface FunctionRead {
   readonly phase: FunctionPhase;
   readonly context: FunctionSnapshot['context'];
+  /** Whether the function machine would take a transition on this event. */
+  can(event: FunctionEvent): boolean;
 }
 
 /**
@@ -176,7 +179,11 @@ export class SystemAccess {
     const ref = this.actor(functionActorId(sessionId, name));
     if (!ref) return undefined;
     const snapshot = ref.getSnapshot() as FunctionSnapshot;
-    return { phase: functionPhaseOf(snapshot.value), context: snapshot.context };
+    return {
+      phase: functionPhaseOf(snapshot.value),
+      context: snapshot.context,
+      can: (event) => snapshot.can(event),
+    };
   }
 
   /** A live loop's state; undefined when it is not live. */
