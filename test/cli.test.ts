@@ -9,6 +9,7 @@ import { SqliteSnapshotStore } from '../src/adapters/sqlite-snapshot-store.js';
 import { readStatus, runStatusCommand } from '../src/cli/commands/status.js';
 import type { Output } from '../src/cli/output.js';
 import { createRolebox, defineFunction } from '../src/index.js';
+import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
@@ -294,6 +295,42 @@ describe('rolebox status', () => {
           { name: 'awaiting-approval', phase: 'gated', live: true },
           { name: 'note-taker', phase: expect.any(String), live: false },
         ],
+      },
+    ]);
+  });
+
+  it('shows the loop that runs, not one that finished before it, and a completed function once', async () => {
+    const path = join(dir, 'state.db');
+    const store = new SqliteSnapshotStore(path);
+    const dispatcher = new ScriptedDispatcher((input) =>
+      input.loopId === first ? `done ${input.round}` : undefined,
+    );
+    let first = '';
+    const rb = createRolebox({
+      store,
+      dispatcher,
+      limits: { interRoundDelayMs: 0 },
+      functions: [defineFunction({ name: 'quick', continue_until: 'signal_observed(answer)' })],
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 'two-loops' });
+    session.activate('quick');
+    session.signal({ type: 'answer' });
+    session.idle();
+    const one = session.startLoop('|loop:1| first job');
+    first = one.ok ? one.loopId : '';
+    await settle();
+    expect(session.view().loop?.phase).toBe('complete');
+    const two = session.startLoop('|loop:2| second job');
+    await settle();
+    await rb.stop();
+    await store.close();
+    expect(await readStatus(path)).toEqual([
+      {
+        session: 'two-loops',
+        phase: 'idle',
+        functions: [{ name: 'quick', phase: 'complete', live: false }],
+        loop: { id: two.ok ? two.loopId : '?', phase: 'awaiting_worker', round: '1/2' },
       },
     ]);
   });

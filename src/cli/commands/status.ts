@@ -1,11 +1,17 @@
 import { existsSync } from 'node:fs';
+import type { z } from 'zod';
 import { loopStateOf } from '../../../machines/loop.machine.js';
 import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
+import { functionActorId, loopActorId } from '../../base/actor-ids.js';
 import { topStateOf } from '../../base/state-value.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
-import type { LoopContext } from '../../loop/machine-types.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
+import {
+  loopContextSchema,
+  persistedMachineSchema,
+  sessionContextSchema,
+} from '../../persistence/snapshot-schemas.js';
 import { runtimePhaseOf } from '../../rolebox/views.js';
 import type { Output } from '../output.js';
 
@@ -23,14 +29,9 @@ export interface SessionStatus {
   readonly error?: string;
 }
 
-interface StoredChild {
-  src: string;
-  snapshot: { value: unknown; context: Record<string, unknown> };
-}
-
 /**
  * Reads the store and describes every session without starting anything: no loop moves,
- * no worker is touched.
+ * no worker is touched. A record that cannot be read is listed with why.
  */
 export async function readStatus(storePath: string): Promise<SessionStatus[]> {
   if (!existsSync(storePath))
@@ -41,43 +42,7 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
     for (const record of await store.loadAll()) {
       if (record.id === SYSTEM_RECORD_ID || isForeignRecordId(record.id)) continue;
       try {
-        const snapshot = decodeEnvelope(record.id, record.data).snapshot as {
-          value: unknown;
-          context: {
-            waitingReason?: { kind?: string } | null;
-            retiredFunctions?: Record<string, { phase: string }>;
-            lastLoop?: LoopState | null;
-          };
-          children: Record<string, StoredChild>;
-        };
-        const children = Object.values(snapshot.children ?? {});
-        const functions = [
-          ...children
-            .filter((child) => child.src === 'function')
-            .map((child) => ({
-              name: String(child.snapshot.context.name),
-              phase: topStateOf(child.snapshot.value),
-              live: true,
-            })),
-          ...Object.entries(snapshot.context.retiredFunctions ?? {}).map(([name, retired]) => ({
-            name,
-            phase: retired.phase,
-            live: false,
-          })),
-        ];
-        const liveLoop = children.find((child) => child.src === 'loop');
-        const loop = liveLoop
-          ? loopStateOf(liveLoop.snapshot as unknown as { value: unknown; context: LoopContext })
-          : snapshot.context.lastLoop;
-        rows.push({
-          session: record.id,
-          phase: runtimePhaseOf(snapshot.value),
-          ...(snapshot.context.waitingReason?.kind
-            ? { waiting: snapshot.context.waitingReason.kind }
-            : {}),
-          functions,
-          ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
-        });
+        rows.push(describeSession(record.id, decodeEnvelope(record.id, record.data).snapshot));
       } catch (error) {
         if (!isRoleboxError(error)) throw error;
         rows.push({ session: record.id, phase: '?', functions: [], error: error.message });
@@ -87,6 +52,50 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
   } finally {
     await store.close();
   }
+}
+
+/** One row from a stored session snapshot, read through the stored shapes. Throws: `invalid_snapshot`. */
+function describeSession(sessionId: string, stored: unknown): SessionStatus {
+  const read = <T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> => {
+    const result = schema.safeParse(value);
+    if (result.success) return result.data;
+    const issue = result.error.issues[0];
+    throw new RoleboxError(
+      'invalid_snapshot',
+      `stored session ${describeValue(sessionId)}: ${where}: ${issue?.path.map(String).join('.') || '(root)'}: ${issue?.message}`,
+      { sessionId },
+    );
+  };
+  const snapshot = read(persistedMachineSchema, stored, 'session');
+  const context = read(sessionContextSchema, snapshot.context, 'session context');
+  const childOf = (id: string) =>
+    Object.hasOwn(snapshot.children, id) ? snapshot.children[id] : undefined;
+  const functions = [
+    ...context.liveFunctions.map((name) => {
+      const child = childOf(functionActorId(sessionId, name));
+      return { name, phase: child ? topStateOf(child.snapshot.value) : '?', live: true };
+    }),
+    ...Object.entries(context.retiredFunctions).map(([name, retired]) => ({
+      name,
+      phase: retired.phase,
+      live: false,
+    })),
+  ];
+  const liveLoop =
+    context.activeLoopId === null ? undefined : childOf(loopActorId(context.activeLoopId));
+  const loop: LoopState | null = liveLoop
+    ? loopStateOf({
+        value: liveLoop.snapshot.value,
+        context: read(loopContextSchema, liveLoop.snapshot.context, 'loop context'),
+      })
+    : context.lastLoop;
+  return {
+    session: sessionId,
+    phase: runtimePhaseOf(snapshot.value),
+    ...(context.waitingReason ? { waiting: context.waitingReason.kind } : {}),
+    functions,
+    ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
+  };
 }
 
 /** Lays rows out as a plain-text table. */
