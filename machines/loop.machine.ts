@@ -1,7 +1,8 @@
-import { and, assign, fromCallback, fromPromise, sendParent, setup } from 'xstate';
+import { assign, sendParent, setup } from 'xstate';
 import { topStateOf } from '../src/base/state-value.js';
-import { RoleboxError } from '../src/errors.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../src/loop/constants.js';
+import type { LoopDeadline } from '../src/loop/effect-types.js';
+import { type LoopEffectState, loopEffectsOf } from '../src/loop/effects.js';
 import type {
   LoopContext,
   LoopEvent,
@@ -15,24 +16,20 @@ import {
   loopStartedNote,
   roundCompletedNote,
 } from '../src/loop/notes.js';
-import { buildRoundPrompt, summarizeRound } from '../src/loop/round-prompt.js';
+import { summarizeRound } from '../src/loop/round-prompt.js';
 import type { LoopPhase, LoopState, RoundRecord } from '../src/loop/types.js';
-import type {
-  DispatchedTask,
-  RoundInput,
-  RoundResult,
-  TaskStatus,
-} from '../src/ports/dispatcher.js';
+import type { RoundResult } from '../src/ports/dispatcher.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 
 /** Version of the loop machine's persisted shape; bump when context or states change. */
-export const LOOP_MACHINE_VERSION = 1;
+export const LOOP_MACHINE_VERSION = 2;
 
 /**
  * The actions by which a loop talks to its session. A model test provides them as no-ops
  * to traverse the machine alone; everything else in the machine is state logic.
  */
 export const LOOP_OUTBOUND_ACTIONS = [
+  'askFor',
   'announceStart',
   'announceRound',
   'announceEnd',
@@ -86,65 +83,25 @@ function recordOutput(
     keptBytes: output.keptBytes,
     truncated: output.truncated,
   };
-  return rounds.map((record) =>
+  return updateLastRound(rounds, (record) =>
     record.status === 'running' ? { ...record, output: facts } : record,
   );
 }
 
-/** How a round failed: with the dispatcher's result (`hadError`), or with what it threw. */
-type RoundFailure = { readonly output?: RoundResult; readonly error?: unknown };
-
-/** `recordDispatch` with the task the `dispatch` actor returned. */
-const dispatched = {
-  type: 'recordDispatch',
-  params: ({ event }: { event: { output: DispatchedTask & { at: number } } }) => event.output,
-} as const;
-
-/** `recordSummary` with the result the `collect` actor returned. */
-const summarized = {
-  type: 'recordSummary',
-  params: ({ event }: { event: { output: RoundResult & { at: number } } }) => event.output,
-} as const;
-
-/** `finalizeWorkerError` with what an invoked actor threw. */
-const failedWith = {
-  type: 'finalizeWorkerError',
-  params: ({ event }: { event: { error: unknown } }) => ({ error: event.error }),
-} as const;
-
-/** The ids of the loop's invoked actors, for tests that send their done/error events. */
-export const LOOP_INVOKE_IDS = [
-  'prepare',
-  'delayTimer',
-  'dispatch',
-  'awaitWorker',
-  'roundTimer',
-  'collect',
-  'cancelWorker',
-] as const;
-
 /**
  * Builds the loop machine of SPEC §3.3 for one rolebox: nine phases as states; a push
- * chain driven by the worker's termination (never by polling); the inter-round delay and
- * the round timeout kept as deadlines in context and armed by invoked timer actors, so a
- * restored loop re-arms them; every invoked actor string-keyed and safe to run twice
- * (dispatch is idempotent by `<loopId>:<round>`, waiting first asks the task's status).
- * Upstream: its session. Downstream: its session (notes, worker sessions, the outcome),
- * only through {@link LOOP_OUTBOUND_ACTIONS}.
+ * chain driven by the worker's termination (never by polling). It performs no I/O and
+ * invokes no actor: each state asks for what it needs from the world as effects
+ * (`loopEffectsOf`: prepare, dispatch a round, watch its task, collect its result, cancel
+ * it, arm a deadline), sent to its session with `askFor`, and the host runtime answers with
+ * `loop.*` events. Deadlines stay data in context; the runtime re-arms them whenever a loop
+ * is activated, which is all restart reconciliation needs (DESIGN §7).
+ * Upstream: its session (stop requests) and the runtime's answers. Downstream: its session
+ * (notes, worker sessions, effects, the outcome), only through {@link LOOP_OUTBOUND_ACTIONS}.
  */
 export function createLoopMachine(env: MachineEnv) {
-  const dispatcher = () => {
-    if (!env.dispatcher)
-      throw new RoleboxError(
-        'no_dispatcher',
-        'this rolebox has no dispatcher; pass createRolebox({ dispatcher })',
-      );
-    return env.dispatcher;
-  };
-  const { clock, limits } = env;
-  // Replaying a journal: nothing reaches outside; the recorded results are injected instead.
-  const recorded = env.externalActors === 'recorded';
-  const never = <T>() => new Promise<T>(() => {});
+  const { limits } = env;
+  const settings = { roundTimeoutMs: limits.roundTimeoutMs, seedCharCap: limits.seedCharCap };
 
   /** Context changes that send a loop to `finalizing` with an outcome. */
   const finalize = (
@@ -168,13 +125,8 @@ export function createLoopMachine(env: MachineEnv) {
       updatedAt: at,
     };
   };
-  const eventAt = (
-    event: { at?: number } | { output?: { at?: number } },
-    fallback: number,
-  ): number =>
-    ('at' in event && typeof event.at === 'number' ? event.at : undefined) ??
-    ('output' in event && typeof event.output?.at === 'number' ? event.output.at : undefined) ??
-    fallback;
+  const eventAt = (event: { at?: number }, fallback: number): number =>
+    typeof event.at === 'number' ? event.at : fallback;
 
   return setup({
     types: {
@@ -182,79 +134,35 @@ export function createLoopMachine(env: MachineEnv) {
       events: {} as LoopEvent,
       input: {} as LoopInput,
     },
-    actors: {
-      prepareLoop: fromPromise<void>(async () => {
-        if (recorded) return never();
-        dispatcher();
-      }),
-      dispatchRound: fromPromise<
-        DispatchedTask & { at: number },
-        { round: RoundInput; key: string }
-      >(async ({ input }) => {
-        if (recorded) return never();
-        const task = await dispatcher().dispatchRound(input.round, input.key);
-        return { taskId: task.taskId, workerSessionId: task.workerSessionId, at: clock.now() };
-      }),
-      // Subscribe first, then ask: a task that ends in between is reported either way (the
-      // loop ignores the second report). Asking is also what reconciles a restored loop.
-      awaitWorker: fromCallback<LoopEvent, { taskId: string }>(({ input, sendBack }) => {
-        if (recorded) return () => {};
-        let active = true;
-        const report = (status: TaskStatus) => {
-          if (active && status !== 'pending' && status !== 'running')
-            sendBack({ type: 'worker.terminated', taskId: input.taskId, status, at: clock.now() });
-        };
-        // A dispatcher that throws must not take the loop (and its session) down: the round
-        // is reported lost instead, and the loop ends as interrupted.
-        let unsubscribe = () => {};
-        try {
-          unsubscribe = dispatcher().onTerminated(input.taskId, report);
-          dispatcher()
-            .getTaskStatus(input.taskId)
-            .then(report, () => report('unknown'));
-        } catch {
-          queueMicrotask(() => report('unknown'));
-        }
-        return () => {
-          active = false;
-          unsubscribe();
-        };
-      }),
-      deadlineTimer: fromCallback<
-        LoopEvent,
-        { deadline: number; event: 'round.timeout' | 'delay.elapsed' }
-      >(({ input, sendBack }) => {
-        if (recorded) return () => {};
-        const handle = clock.setTimeout(
-          () => sendBack({ type: input.event, at: clock.now() }),
-          Math.max(0, input.deadline - clock.now()),
-        );
-        return () => clock.clearTimeout(handle);
-      }),
-      collectResult: fromPromise<RoundResult & { at: number }, { taskId: string }>(
-        async ({ input }) => {
-          if (recorded) return never();
-          const result = await dispatcher().getRoundResult(input.taskId);
-          return { ...result, at: clock.now() };
-        },
-      ),
-      cancelWorker: fromPromise<{ at: number }, { taskId: string }>(async ({ input }) => {
-        if (recorded) return never();
-        await dispatcher().cancelRound(input.taskId);
-        return { at: clock.now() };
-      }),
-    },
     guards: {
-      isActiveTask: ({ context, event }) =>
-        event.type === 'worker.terminated' && event.taskId === context.activeWorkerTaskId,
-      workerFinished: ({ event }) =>
-        event.type === 'worker.terminated' &&
-        (event.status === 'completed' || event.status === 'error'),
-      stopNowRequested: ({ context }) => context.stopNowRequested,
-      resultHadError: (_, result: RoundResult) => result.hadError,
-      wasLastRound: ({ context }) => context.current >= context.total,
-      cancelRequested: ({ context }) => context.cancelRequested,
-      noInterRoundDelay: () => limits.interRoundDelayMs <= 0,
+      // Each answer names what it answers: a stale or duplicate one matches nothing.
+      isActiveTask: ({ context }, { taskId }: { taskId: string }) =>
+        taskId === context.activeWorkerTaskId,
+      isActiveTaskFinished: ({ context }, answer: { taskId: string; status: string }) =>
+        answer.taskId === context.activeWorkerTaskId &&
+        (answer.status === 'completed' || answer.status === 'error'),
+      isThisRound: ({ context }, { key }: { key: string }) =>
+        key === `${context.id}:${context.current}`,
+      isTaskBeingCancelled: ({ context }, { taskId }: { taskId: string }) =>
+        taskId === context.cancelWorkerTaskId,
+      roundTimedOut: ({ context }, answer: { deadline: LoopDeadline; at: number }) =>
+        answer.deadline === 'round_timeout' &&
+        context.roundDeadlineAt !== undefined &&
+        answer.at >= context.roundDeadlineAt,
+      delayElapsed: ({ context }, answer: { deadline: LoopDeadline; at: number }) =>
+        answer.deadline === 'inter_round_delay' &&
+        answer.at >= (context.nextDispatchAt ?? context.updatedAt),
+      isThisRoundStoppedNow: ({ context }, { key }: { key: string }) =>
+        key === `${context.id}:${context.current}` && context.stopNowRequested,
+      // A collected result, for the task in flight: what it means for the loop.
+      activeResultFailed: ({ context }, answer: { taskId: string; result: RoundResult }) =>
+        answer.taskId === context.activeWorkerTaskId && answer.result.hadError,
+      activeResultEndsLoop: ({ context }, { taskId }: { taskId: string }) =>
+        taskId === context.activeWorkerTaskId && context.current >= context.total,
+      activeResultCancels: ({ context }, { taskId }: { taskId: string }) =>
+        taskId === context.activeWorkerTaskId && context.cancelRequested,
+      activeResultGoesOnNow: ({ context }, { taskId }: { taskId: string }) =>
+        taskId === context.activeWorkerTaskId && limits.interRoundDelayMs <= 0,
       workerToCancel: ({ context }) => context.cancelWorkerTaskId !== undefined,
       finalizeAsComplete: ({ context }) => context.finalizeAs === 'complete',
       finalizeAsCancelled: ({ context }) => context.finalizeAs === 'cancelled',
@@ -262,52 +170,51 @@ export function createLoopMachine(env: MachineEnv) {
     },
     actions: {
       requestCancel: assign({ cancelRequested: true }),
-      recordDispatch: assign(({ context }, task: DispatchedTask & { at: number }) => {
-        const { taskId, workerSessionId, at } = task;
-        const record: RoundRecord = {
-          round: context.current,
-          workerTaskId: taskId,
-          workerSessionId,
-          startedAt: at,
-          status: 'running',
-        };
-        return {
-          rounds: [
-            ...context.rounds.filter((existing) => existing.round !== context.current),
-            record,
-          ],
-          activeWorkerTaskId: taskId,
-          activeWorkerSessionId: workerSessionId,
-          roundStartedAt: at,
-          roundDeadlineAt: at + limits.roundTimeoutMs,
-          nextDispatchAt: undefined,
-          updatedAt: at,
-        };
-      }),
-      recordTermination: assign(({ context, event }) => {
-        const at = eventAt(event, context.updatedAt);
-        return {
-          rounds: context.rounds.map((record) =>
-            record.workerTaskId === context.activeWorkerTaskId && record.status === 'running'
-              ? { ...record, completedAt: at, durationMs: at - record.startedAt }
-              : record,
-          ),
-          roundDeadlineAt: undefined,
-          updatedAt: at,
-        };
-      }),
-      recordSummary: assign(({ context }, result: RoundResult & { at: number }) => {
-        const { text, at } = result;
-        return {
-          lastSummary: summarizeRound(text, limits.summaryCharCap),
-          rounds: recordOutput(context.rounds, result).map((record) =>
-            record.status === 'running' ? { ...record, status: 'completed' as const } : record,
-          ),
-          activeWorkerTaskId: undefined,
-          activeWorkerSessionId: undefined,
-          updatedAt: at,
-        };
-      }),
+      recordDispatch: assign(
+        ({ context }, task: { taskId: string; workerSessionId: string; at: number }) => {
+          const { taskId, workerSessionId, at } = task;
+          const record: RoundRecord = {
+            round: context.current,
+            workerTaskId: taskId,
+            workerSessionId,
+            startedAt: at,
+            status: 'running',
+          };
+          const last = context.rounds.at(-1);
+          // Appended; a round dispatched again (after a restart) replaces its own record.
+          const rounds =
+            last?.round === context.current
+              ? [...context.rounds.slice(0, -1), record]
+              : [...context.rounds, record];
+          return {
+            rounds,
+            activeWorkerTaskId: taskId,
+            activeWorkerSessionId: workerSessionId,
+            roundStartedAt: at,
+            roundDeadlineAt: at + limits.roundTimeoutMs,
+            nextDispatchAt: undefined,
+            updatedAt: at,
+          };
+        },
+      ),
+      recordTermination: assign(({ context }, { at }: { at: number }) => ({
+        rounds: updateLastRound(context.rounds, (record) =>
+          record.workerTaskId === context.activeWorkerTaskId && record.status === 'running'
+            ? { ...record, completedAt: at, durationMs: at - record.startedAt }
+            : record,
+        ),
+        roundDeadlineAt: undefined,
+        updatedAt: at,
+      })),
+      recordSummary: assign(({ context }, result: RoundResult & { at: number }) => ({
+        lastSummary: summarizeRound(result.text, limits.summaryCharCap),
+        rounds: updateLastRound(recordOutput(context.rounds, result), (record) =>
+          record.status === 'running' ? { ...record, status: 'completed' as const } : record,
+        ),
+        activeWorkerTaskId: undefined,
+        activeWorkerSessionId: undefined,
+        updatedAt: result.at,
+      })),
       // SPEC §3.4: once a round's summary is in, `current` advances (past `total` after the last).
       advanceRound: assign(({ context }) => ({ current: context.current + 1 })),
       scheduleNextRound: assign(({ context, event }) => ({
@@ -319,40 +226,36 @@ export function createLoopMachine(env: MachineEnv) {
       finalizeCancelled: assign(({ context, event }) =>
         finalize(context, 'cancelled', eventAt(event, context.updatedAt), 'cancelled'),
       ),
-      finalizeInterrupted: assign(({ context, event }) => {
-        const status = event.type === 'worker.terminated' ? event.status : 'unknown';
-        return finalize(
-          context,
-          'interrupted',
-          eventAt(event, context.updatedAt),
-          'cancelled',
-          `worker task ${status}`,
-        );
-      }),
-      /** A round that failed: with the dispatcher's result, or with the error it threw. */
-      finalizeWorkerError: assign(({ context, event }, failed: RoundFailure) => {
-        const { output, error } = failed;
-        const reason =
-          output?.errorReason ??
-          (error instanceof Error
-            ? error.message
-            : error !== undefined
-              ? String(error)
-              : 'worker failed');
-        const withOutput = { ...context, rounds: recordOutput(context.rounds, output) };
-        return finalize(withOutput, 'error', eventAt(event, context.updatedAt), 'error', reason);
-      }),
-      finalizeTimeout: assign(({ context, event }) =>
-        finalize(context, 'error', eventAt(event, context.updatedAt), 'cancelled', 'round timeout'),
+      finalizeInterrupted: assign(({ context }, { status, at }: { status: string; at: number }) =>
+        finalize(context, 'interrupted', at, 'cancelled', `worker task ${status}`),
+      ),
+      /** A round that failed: with the dispatcher's result, or with why it could not run. */
+      finalizeWorkerError: assign(
+        ({ context }, failed: { result?: RoundResult; reason?: string; at: number }) => {
+          const reason = failed.result?.errorReason ?? failed.reason ?? 'worker failed';
+          const withOutput = { ...context, rounds: recordOutput(context.rounds, failed.result) };
+          return finalize(withOutput, 'error', failed.at, 'error', reason);
+        },
+      ),
+      finalizeTimeout: assign(({ context }, { at }: { at: number }) =>
+        finalize(context, 'error', at, 'cancelled', 'round timeout'),
       ),
       markStopNow: assign({ stopNowRequested: true, cancelRequested: true }),
-      workerCancelled: assign(({ context, event }) => ({
+      workerCancelled: assign((_, { at }: { at: number }) => ({
         cancelWorkerTaskId: undefined,
         activeWorkerTaskId: undefined,
         activeWorkerSessionId: undefined,
-        updatedAt: eventAt(event, context.updatedAt),
+        updatedAt: at,
       })),
       // Outbound: to the session.
+      askFor: sendParent(
+        ({ context }, { state }: { state: LoopEffectState | undefined }) =>
+          ({
+            type: 'loop.effects',
+            loopId: context.id,
+            effects: loopEffectsOf(state, context, settings),
+          }) satisfies LoopToSessionEvent,
+      ),
       announceStart: sendParent(
         ({ context }) =>
           ({
@@ -435,18 +338,17 @@ export function createLoopMachine(env: MachineEnv) {
     }),
     initial: 'activating',
     states: {
-      // Origin-owned: checks that rounds can be dispatched, then starts the push chain.
+      // Origin-owned: asks whether rounds can be dispatched, then starts the push chain.
       activating: {
-        entry: 'announceStart',
-        invoke: {
-          id: 'prepare',
-          src: 'prepareLoop',
-          onDone: { target: 'dispatching.sending' },
-          onError: { target: 'finalizing', actions: failedWith },
-        },
-        // Stopped before a single round ran (a stop in the same tick as the start): there is
-        // nothing to wait for, so either stop ends the loop as cancelled and nothing runs.
+        entry: ['announceStart', askFor('activating')],
         on: {
+          'loop.prepared': { target: 'dispatching.sending' },
+          'loop.prepare_failed': {
+            target: 'finalizing',
+            actions: { type: 'finalizeWorkerError', params: ({ event }) => event },
+          },
+          // Stopped before a single round ran (a stop in the same tick as the start): there
+          // is nothing to wait for, so either stop ends the loop as cancelled and nothing runs.
           'loop.request_cancel': {
             target: 'finalizing',
             actions: ['requestCancel', 'finalizeCancelled'],
@@ -463,18 +365,14 @@ export function createLoopMachine(env: MachineEnv) {
           'loop.request_cancel': { actions: 'requestCancel' },
         },
         states: {
-          // The inter-round delay: a deadline in context, armed by an invoked timer.
+          // The inter-round delay: a deadline in context, armed by the runtime.
           waiting: {
-            invoke: {
-              id: 'delayTimer',
-              src: 'deadlineTimer',
-              input: ({ context }) => ({
-                deadline: context.nextDispatchAt ?? context.updatedAt,
-                event: 'delay.elapsed' as const,
-              }),
-            },
+            entry: askFor('waiting'),
             on: {
-              'delay.elapsed': { target: 'sending' },
+              'loop.deadline_reached': {
+                guard: { type: 'delayElapsed', params: ({ event }) => event },
+                target: 'sending',
+              },
               // Between rounds the last summary is in: a stop ends the loop without another round.
               'loop.request_cancel': {
                 target: '#loop.finalizing',
@@ -487,34 +385,33 @@ export function createLoopMachine(env: MachineEnv) {
             },
           },
           sending: {
-            invoke: {
-              id: 'dispatch',
-              src: 'dispatchRound',
-              input: ({ context }) => ({
-                key: `${context.id}:${context.current}`,
-                round: {
-                  loopId: context.id,
-                  round: context.current,
-                  originSessionId: context.originSessionId,
-                  agent: context.agent,
-                  prompt: buildRoundPrompt(context, limits.seedCharCap),
-                  timeoutMs: limits.roundTimeoutMs,
-                },
-              }),
-              onDone: [
+            entry: askFor('sending'),
+            on: {
+              'loop.round_dispatched': [
                 {
-                  guard: 'stopNowRequested',
+                  // The dispatch was in flight when cancelNow came: cancel its task now.
+                  guard: { type: 'isThisRoundStoppedNow', params: ({ event }) => event },
                   target: '#loop.finalizing',
-                  actions: [dispatched, 'reportWorkerStarted', 'finalizeCancelled'],
+                  actions: [
+                    { type: 'recordDispatch', params: ({ event }) => event },
+                    'reportWorkerStarted',
+                    'finalizeCancelled',
+                  ],
                 },
                 {
+                  guard: { type: 'isThisRound', params: ({ event }) => event },
                   target: '#loop.awaiting_worker',
-                  actions: [dispatched, 'reportWorkerStarted'],
+                  actions: [
+                    { type: 'recordDispatch', params: ({ event }) => event },
+                    'reportWorkerStarted',
+                  ],
                 },
               ],
-              onError: { target: '#loop.finalizing', actions: failedWith },
-            },
-            on: {
+              'loop.dispatch_failed': {
+                guard: { type: 'isThisRound', params: ({ event }) => event },
+                target: '#loop.finalizing',
+                actions: { type: 'finalizeWorkerError', params: ({ event }) => event },
+              },
               // The dispatch is in flight: cancel its task as soon as it is known.
               'loop.cancel_now': { actions: ['markStopNow', 'cascadeCancel'] },
             },
@@ -522,32 +419,26 @@ export function createLoopMachine(env: MachineEnv) {
         },
       },
       awaiting_worker: {
-        invoke: [
-          {
-            id: 'awaitWorker',
-            src: 'awaitWorker',
-            input: ({ context }) => ({ taskId: context.activeWorkerTaskId as string }),
-          },
-          {
-            id: 'roundTimer',
-            src: 'deadlineTimer',
-            input: ({ context }) => ({
-              deadline: context.roundDeadlineAt ?? context.updatedAt,
-              event: 'round.timeout' as const,
-            }),
-          },
-        ],
+        entry: askFor('awaiting_worker'),
         on: {
-          'worker.terminated': [
+          'loop.worker_terminated': [
             {
-              guard: and(['isActiveTask', 'workerFinished']),
+              guard: { type: 'isActiveTaskFinished', params: ({ event }) => event },
               target: 'summarizing',
-              actions: 'recordTermination',
+              actions: { type: 'recordTermination', params: ({ event }) => event },
             },
             // Cancelled by someone else, or unknown to the dispatcher: the round is lost.
-            { guard: 'isActiveTask', target: 'finalizing', actions: 'finalizeInterrupted' },
+            {
+              guard: { type: 'isActiveTask', params: ({ event }) => event },
+              target: 'finalizing',
+              actions: { type: 'finalizeInterrupted', params: ({ event }) => event },
+            },
           ],
-          'round.timeout': { target: 'finalizing', actions: 'finalizeTimeout' },
+          'loop.deadline_reached': {
+            guard: { type: 'roundTimedOut', params: ({ event }) => event },
+            target: 'finalizing',
+            actions: { type: 'finalizeTimeout', params: ({ event }) => event },
+          },
           'loop.cancel_now': {
             target: 'finalizing',
             actions: ['requestCancel', 'finalizeCancelled', 'cascadeCancel'],
@@ -556,42 +447,43 @@ export function createLoopMachine(env: MachineEnv) {
         },
       },
       summarizing: {
-        invoke: {
-          id: 'collect',
-          src: 'collectResult',
-          input: ({ context }) => ({ taskId: context.activeWorkerTaskId as string }),
-          onDone: [
+        entry: askFor('summarizing'),
+        on: {
+          'loop.result_collected': [
             {
-              guard: { type: 'resultHadError', params: ({ event }) => event.output },
+              guard: { type: 'activeResultFailed', params: ({ event }) => event },
               target: 'finalizing',
               actions: {
                 type: 'finalizeWorkerError',
-                params: ({ event }) => ({ output: event.output }),
+                params: ({ event }) => ({ result: event.result, at: event.at }),
               },
             },
             {
-              guard: 'wasLastRound',
+              guard: { type: 'activeResultEndsLoop', params: ({ event }) => event },
               target: 'finalizing',
-              actions: [summarized, 'announceRound', 'advanceRound', 'finalizeComplete'],
+              actions: [summary, 'announceRound', 'advanceRound', 'finalizeComplete'],
             },
             {
-              guard: 'cancelRequested',
+              guard: { type: 'activeResultCancels', params: ({ event }) => event },
               target: 'finalizing',
-              actions: [summarized, 'announceRound', 'advanceRound', 'finalizeCancelled'],
+              actions: [summary, 'announceRound', 'advanceRound', 'finalizeCancelled'],
             },
             {
-              guard: 'noInterRoundDelay',
+              guard: { type: 'activeResultGoesOnNow', params: ({ event }) => event },
               target: 'dispatching.sending',
-              actions: [summarized, 'announceRound', 'advanceRound', 'scheduleNextRound'],
+              actions: [summary, 'announceRound', 'advanceRound', 'scheduleNextRound'],
             },
             {
+              guard: { type: 'isActiveTask', params: ({ event }) => event },
               target: 'dispatching.waiting',
-              actions: [summarized, 'announceRound', 'advanceRound', 'scheduleNextRound'],
+              actions: [summary, 'announceRound', 'advanceRound', 'scheduleNextRound'],
             },
           ],
-          onError: { target: 'finalizing', actions: failedWith },
-        },
-        on: {
+          'loop.collect_failed': {
+            guard: { type: 'isActiveTask', params: ({ event }) => event },
+            target: 'finalizing',
+            actions: { type: 'finalizeWorkerError', params: ({ event }) => event },
+          },
           // Origin-owned: a stop waits for the summary, then the loop ends as cancelled.
           'loop.request_cancel': { actions: 'requestCancel' },
           'loop.cancel_now': { actions: ['requestCancel', 'cascadeCancel'] },
@@ -607,12 +499,13 @@ export function createLoopMachine(env: MachineEnv) {
             ],
           },
           cancelling_worker: {
-            invoke: {
-              id: 'cancelWorker',
-              src: 'cancelWorker',
-              input: ({ context }) => ({ taskId: context.cancelWorkerTaskId as string }),
-              onDone: { target: 'closing', actions: 'workerCancelled' },
-              onError: { target: 'closing', actions: 'workerCancelled' },
+            entry: askFor('cancelling_worker'),
+            on: {
+              'loop.worker_cancelled': {
+                guard: { type: 'isTaskBeingCancelled', params: ({ event }) => event },
+                target: 'closing',
+                actions: { type: 'workerCancelled', params: ({ event }) => event },
+              },
             },
           },
           closing: {
@@ -628,6 +521,7 @@ export function createLoopMachine(env: MachineEnv) {
       complete: {
         type: 'final',
         entry: [
+          askFor(undefined),
           { type: 'announceEnd', params: { outcome: 'complete' } },
           { type: 'reportFinished', params: { phase: 'complete' } },
         ],
@@ -635,6 +529,7 @@ export function createLoopMachine(env: MachineEnv) {
       cancelled: {
         type: 'final',
         entry: [
+          askFor(undefined),
           { type: 'announceEnd', params: { outcome: 'cancelled' } },
           { type: 'reportFinished', params: { phase: 'cancelled' } },
         ],
@@ -642,6 +537,7 @@ export function createLoopMachine(env: MachineEnv) {
       interrupted: {
         type: 'final',
         entry: [
+          askFor(undefined),
           { type: 'announceEnd', params: { outcome: 'interrupted' } },
           { type: 'reportFinished', params: { phase: 'interrupted' } },
         ],
@@ -649,12 +545,36 @@ export function createLoopMachine(env: MachineEnv) {
       error: {
         type: 'final',
         entry: [
+          askFor(undefined),
           { type: 'announceEnd', params: { outcome: 'error' } },
           { type: 'reportFinished', params: { phase: 'error' } },
         ],
       },
     },
   });
+}
+
+/** `askFor` for one state: the loop tells its session all it needs from the world there. */
+function askFor(state: LoopEffectState | undefined) {
+  return { type: 'askFor', params: { state } } as const;
+}
+
+/** `recordSummary` with the result the runtime collected. */
+const summary = {
+  type: 'recordSummary',
+  params: ({ event }: { event: { result: RoundResult; at: number } }) => ({
+    ...event.result,
+    at: event.at,
+  }),
+} as const;
+
+/** The rounds with the last one changed by `change` (earlier rounds are never rewritten). */
+function updateLastRound(
+  rounds: readonly RoundRecord[],
+  change: (record: RoundRecord) => RoundRecord,
+): readonly RoundRecord[] {
+  const last = rounds.at(-1);
+  return last === undefined ? rounds : [...rounds.slice(0, -1), change(last)];
 }
 
 /** The loop machine type of one rolebox. */

@@ -9,6 +9,7 @@ import {
 import { functionActorId, loopActorId } from '../src/base/actor-ids.js';
 import type { FunctionContext } from '../src/function/machine-types.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
+import type { LoopEffect } from '../src/loop/effect-types.js';
 import type { LoopInput } from '../src/loop/machine-types.js';
 import type { LoopState } from '../src/loop/types.js';
 import { planActivation, planDeactivation } from '../src/session/activation.js';
@@ -19,7 +20,7 @@ import {
   EMPTY_ARTIFACT_STORE,
   nextArtifactId,
 } from '../src/session/artifact-store.js';
-import type { EmittedEvent } from '../src/session/emitted.js';
+import type { SystemEmitted } from '../src/session/emitted.js';
 import { factsOf } from '../src/session/function-facts.js';
 import {
   answerIdleCycle,
@@ -54,7 +55,7 @@ export const ARTIFACTS_CHILD_ID = 'artifacts';
 /** Events a session sends up to the system actor, which emits them to the host. */
 export interface ToHostEvent {
   readonly type: 'host';
-  readonly event: EmittedEvent;
+  readonly event: SystemEmitted;
 }
 
 /** Everything a session sends to the system actor. */
@@ -131,7 +132,7 @@ function sessionAssign<TParams extends Params = undefined>(
 const tell = (event: ToParentEvent) => ({ type: 'tellParent', params: { event } }) as const;
 
 /** {@link tell} for an event the system emits to the host. */
-const tellHost = (event: EmittedEvent) => tell({ type: 'host', event });
+const tellHost = (event: SystemEmitted) => tell({ type: 'host', event });
 
 /** {@link tellHost} for an effect the host performs for session `sessionId`. */
 const effect = (sessionId: string, sessionEffect: SessionEffect) =>
@@ -592,9 +593,19 @@ function containerActions(env: MachineEnv) {
     cascadeCancel: sessionAction(({ context, enqueue }, { loopId }: { loopId: string }) => {
       enqueue(tell({ type: 'system.loop_cascade_cancel', loopId, at: context.updatedAt }));
     }),
+    relayLoopEffects: sessionAction(
+      (
+        { context, enqueue },
+        { loopId, effects }: { loopId: string; effects: readonly LoopEffect[] },
+      ) => {
+        enqueue(tellHost({ type: 'loop_effects', sessionId: context.sessionId, loopId, effects }));
+      },
+    ),
     finishLoop: sessionAction(
       ({ context, enqueue }, { loopId, state }: { loopId: string; state: LoopState }) => {
         if (context.activeLoopId !== loopId) return;
+        // Its last state is kept in `lastLoop`; the finished actor is not kept around.
+        enqueue.stopChild(loopActorId(loopId));
         enqueue.assign({ activeLoopId: null, lastLoop: state, updatedAt: state.updatedAt });
         enqueue(tell({ type: 'system.loop_finished', loopId, phase: state.phase }));
         const { sessionId } = context;

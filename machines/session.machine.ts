@@ -161,6 +161,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       },
       'session.stop_loop': { actions: withEvent('stopLoop') },
       'loop.note': { actions: withEvent('relayNote') },
+      'loop.effects': { actions: withEvent('relayLoopEffects') },
       'loop.worker_started': { actions: withEvent('relayWorkerStarted') },
       'loop.cascade_cancel': { actions: withEvent('cascadeCancel') },
       'loop.finished': { actions: withEvent('finishLoop') },

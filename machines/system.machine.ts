@@ -2,7 +2,7 @@ import { assign, emit, enqueueActions, setup } from 'xstate';
 import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/base/actor-ids.js';
 import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
 import type { SessionCommand } from '../src/session/commands.js';
-import type { EmittedEvent } from '../src/session/emitted.js';
+import type { SystemEmitted } from '../src/session/emitted.js';
 import type { SessionInput } from '../src/session/machine-types.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
@@ -39,7 +39,7 @@ export function createSystemMachine(env: MachineEnv & { readonly factories?: Mac
     types: {
       context: {} as SystemContext,
       events: {} as SystemEvent,
-      emitted: {} as EmittedEvent,
+      emitted: {} as SystemEmitted,
     },
     actors: { session: sessionMachine },
     guards: {

@@ -455,7 +455,7 @@ describe('stale and duplicate completions', () => {
     // A stale notice for round 1's task while round 2 runs, sent straight to the actor.
     h.rb.system.system
       .get(`loop:${loopId}`)
-      ?.send({ type: 'worker.terminated', taskId: 'task-1', status: 'completed', at: 0 });
+      ?.send({ type: 'loop.worker_terminated', taskId: 'task-1', status: 'completed', at: 0 });
     h.dispatcher.renotify('task-1');
     await h.settle();
     expect(h.session.view().loop).toMatchObject({ phase: 'awaiting_worker', current: 2 });

@@ -53,32 +53,28 @@ const loopChildOf = (envelope: Json): Json =>
 describe('a stored record is checked whole: the bad one is refused, every other session restores', () => {
   it.each<[string, string, (store: MemorySnapshotStore) => void, RegExp]>([
     [
-      "a loop's invoked child without its input (XState would re-run it and crash)",
-      'B',
-      (store) =>
-        edit(store, 'B', (e) => delete loopChildOf(e).snapshot.children.awaitWorker.snapshot.input),
-      /child loop:\w+ child awaitWorker: its input is undefined/,
-    ],
-    [
-      "a loop's invoked child missing",
-      'B',
-      (store) => edit(store, 'B', (e) => delete loopChildOf(e).snapshot.children.roundTimer),
-      /invoked actor roundTimer is missing/,
-    ],
-    [
-      'an invoked child the state does not invoke',
+      'a loop record with a child actor (a loop asks for its I/O as effects; it invokes nothing)',
       'B',
       (store) =>
         edit(store, 'B', (e) => {
-          loopChildOf(e).snapshot.children.collect = { src: 'collectResult', snapshot: {} };
+          loopChildOf(e).snapshot.children.awaitWorker = {
+            src: 'awaitWorker',
+            snapshot: { status: 'active' },
+          };
         }),
-      /invokes no collect/,
+      /child loop:\w+: a loop has no child actors, the record holds awaitWorker/,
     ],
     [
       'a loop in awaiting_worker whose context lost the task it waits for',
       'B',
       (store) => edit(store, 'B', (e) => delete loopChildOf(e).snapshot.context.activeWorkerTaskId),
-      /child awaitWorker: the loop's context does not give it an input \(taskId/,
+      /its state "awaiting_worker" needs activeWorkerTaskId \(the task it waits for\)/,
+    ],
+    [
+      'a loop in awaiting_worker without its round deadline',
+      'B',
+      (store) => edit(store, 'B', (e) => delete loopChildOf(e).snapshot.context.roundDeadlineAt),
+      /its state "awaiting_worker" needs roundDeadlineAt/,
     ],
     [
       "a child naming another session's actor",

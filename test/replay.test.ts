@@ -52,11 +52,8 @@ describe('a replay on changed code', () => {
         loop: (env) =>
           createLoopMachine(env).provide({
             actions: {
-              recordSummary: assign(({ context, event }) => ({
-                lastSummary: (event as unknown as { output: { text: string } }).output.text.slice(
-                  0,
-                  -1,
-                ),
+              recordSummary: assign(({ context }, result: { text: string }) => ({
+                lastSummary: result.text.slice(0, -1),
                 rounds: context.rounds.map((round) =>
                   round.status === 'running' ? { ...round, status: 'completed' as const } : round,
                 ),
@@ -70,12 +67,12 @@ describe('a replay on changed code', () => {
     expect(report.ok).toBe(false);
     const loopId = run.journal.find((entry) => entry.target.startsWith('loop:'))?.target as string;
     expect(report.divergence).toMatchObject({
-      event: 'xstate.done.actor.collect',
+      event: 'loop.result_collected',
       target: loopId,
       actor: loopId,
     });
     const firstCollect = run.journal.findIndex(
-      (entry) => entry.event.type === 'xstate.done.actor.collect',
+      (entry) => entry.event.type === 'loop.result_collected',
     );
     expect(report.divergence?.index).toBe(firstCollect);
     expect(report.replayed).toBe(firstCollect + 1);
@@ -83,7 +80,7 @@ describe('a replay on changed code', () => {
       `children.session:loop.snapshot.children.${loopId}.snapshot.context.lastSummary: expected "B is cheapest.", got "B is cheapest"`,
     );
     expect(formatReplayReport(report)).toContain(
-      `replay diverged at event ${firstCollect} (xstate.done.actor.collect → ${loopId}), in actor ${loopId}:`,
+      `replay diverged at event ${firstCollect} (loop.result_collected → ${loopId}), in actor ${loopId}:`,
     );
   });
 
@@ -118,13 +115,14 @@ describe('recording a run in your own tests', () => {
     expect(run.journal.map((entry) => entry.event.type)).toEqual([
       'system.open_session',
       'system.start_loop',
-      'xstate.done.actor.prepare',
-      'xstate.done.actor.dispatch',
-      'worker.terminated',
-      'xstate.done.actor.collect',
-      'xstate.done.actor.dispatch',
-      'worker.terminated',
-      'xstate.done.actor.collect',
+      // The runtime's answers to the loop's effects: what came from outside.
+      'loop.prepared',
+      'loop.round_dispatched',
+      'loop.worker_terminated',
+      'loop.result_collected',
+      'loop.round_dispatched',
+      'loop.worker_terminated',
+      'loop.result_collected',
     ]);
     const path = join(import.meta.dirname, '..', 'test-output', 'mine.run.json');
     await mkdir(dirname(path), { recursive: true });

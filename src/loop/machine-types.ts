@@ -1,4 +1,5 @@
-import type { TaskStatus } from '../ports/dispatcher.js';
+import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
+import type { LoopDeadline, LoopEffect } from './effect-types.js';
 import type { LoopMode, LoopState } from './types.js';
 
 /** How a loop ends; `finalizing` carries it to the terminal phase of the same name. */
@@ -32,18 +33,57 @@ export interface LoopInput {
   readonly at: number;
 }
 
-/** Events a loop actor accepts (from its session and its invoked actors). */
-export type LoopEvent =
-  | { readonly type: 'loop.request_cancel'; readonly at: number }
-  | { readonly type: 'loop.cancel_now'; readonly at: number }
+/**
+ * What the host runtime answers a loop's effects with ({@link LoopEffect}); `at` is the clock
+ * time of the answer. Each names what it answers (the key, the task, the deadline), so a
+ * stale answer is ignored.
+ */
+export type LoopAnswer =
+  | { readonly type: 'loop.prepared'; readonly at: number }
+  | { readonly type: 'loop.prepare_failed'; readonly reason: string; readonly at: number }
   | {
-      readonly type: 'worker.terminated';
+      readonly type: 'loop.round_dispatched';
+      readonly key: string;
+      readonly taskId: string;
+      readonly workerSessionId: string;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'loop.dispatch_failed';
+      readonly key: string;
+      readonly reason: string;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'loop.worker_terminated';
       readonly taskId: string;
       readonly status: TaskStatus;
       readonly at: number;
     }
-  | { readonly type: 'round.timeout'; readonly at: number }
-  | { readonly type: 'delay.elapsed'; readonly at: number };
+  | {
+      readonly type: 'loop.result_collected';
+      readonly taskId: string;
+      readonly result: RoundResult;
+      readonly at: number;
+    }
+  | {
+      readonly type: 'loop.collect_failed';
+      readonly taskId: string;
+      readonly reason: string;
+      readonly at: number;
+    }
+  | { readonly type: 'loop.worker_cancelled'; readonly taskId: string; readonly at: number }
+  | {
+      readonly type: 'loop.deadline_reached';
+      readonly deadline: LoopDeadline;
+      readonly at: number;
+    };
+
+/** Events a loop actor accepts: its session's stop requests and the runtime's answers. */
+export type LoopEvent =
+  | { readonly type: 'loop.request_cancel'; readonly at: number }
+  | { readonly type: 'loop.cancel_now'; readonly at: number }
+  | LoopAnswer;
 
 /** Events a loop sends to its session. */
 export type LoopToSessionEvent =
@@ -56,4 +96,10 @@ export type LoopToSessionEvent =
       readonly workerSessionId: string;
     }
   | { readonly type: 'loop.finished'; readonly loopId: string; readonly state: LoopState }
-  | { readonly type: 'loop.cascade_cancel'; readonly loopId: string };
+  | { readonly type: 'loop.cascade_cancel'; readonly loopId: string }
+  /** What the loop needs from the world now (all of it; see `loopEffectsOf`). */
+  | {
+      readonly type: 'loop.effects';
+      readonly loopId: string;
+      readonly effects: readonly LoopEffect[];
+    };

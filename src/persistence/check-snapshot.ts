@@ -1,10 +1,11 @@
 import type { AnyStateMachine } from 'xstate';
-import { z } from 'zod';
+import type { z } from 'zod';
 import { functionActorId, loopActorId, sessionActorId } from '../base/actor-ids.js';
 import { topStateOf } from '../base/state-value.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../loop/constants.js';
+import { loopStateLacks } from '../loop/effects.js';
 import { isTerminalLoopPhase } from '../loop/types.js';
 import {
   artifactStoreSnapshotSchema,
@@ -27,11 +28,7 @@ type PersistedMachine = z.infer<typeof persistedMachineSchema>;
 
 /** A stored session that passed every check, ready to be handed to XState. */
 export interface CheckedSession {
-  /**
-   * The snapshot to restore: the stored one, with the input of every actor a loop invokes
-   * taken from the loop's context (XState re-runs invoked actors on restore with the input
-   * it finds; the context is the source of truth).
-   */
+  /** The snapshot to restore (the stored one, checked). */
   readonly snapshot: PersistedMachine & {
     readonly context: { readonly createdAt: number; readonly activeLoopId: string | null };
   };
@@ -48,8 +45,9 @@ const ARTIFACTS_CHILD = 'artifacts';
  * every state value; that the ids agree with the record's key (the session's id, each
  * function's `sessionId`, each loop's `originSessionId`, every child's id and systemId);
  * that the live functions and the active loop are exactly the live children, each function
- * still defined; that the artifact store is there; and that each loop's invoked actors are
- * the ones its state invokes. A loop state written by a newer rolebox is refused as too new.
+ * still defined; that the artifact store is there; that a loop has no child actors and its
+ * context holds what its state needs (the task it waits for, its deadline). A loop state
+ * written by a newer rolebox is refused as too new.
  *
  * Returns: the snapshot to restore and the systemIds it will register.
  * Throws: `invalid_snapshot` naming the session, the part and what is wrong;
@@ -182,7 +180,14 @@ export function checkSessionSnapshot(
       if (childId !== expectedId)
         fail(where, `loop ${describeValue(loop.id)} must be the child ${expectedId}`);
       expectSystemId(childId, child, expectedId);
-      const resolved = stateValue(machines.loop, stored, where);
+      stateValue(machines.loop, stored, where);
+      // A loop asks for its I/O as effects: it has no child actors of its own.
+      const extra = Object.keys(stored.children);
+      if (extra.length > 0)
+        fail(where, `a loop has no child actors, the record holds ${extra.join(', ')}`);
+      const lacking = loopStateLacks(stored.value, loop);
+      if (lacking !== undefined)
+        fail(`${where} context`, `its state ${describeValue(stored.value)} needs ${lacking}`);
       const finished = isFinalValue(machines.loop, stored.value);
       if (finished !== (stored.status === 'done'))
         fail(where, `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`);
@@ -190,12 +195,6 @@ export function checkSessionSnapshot(
         if (liveLoopId !== null) fail(where, `the session already has live loop ${liveLoopId}`);
         liveLoopId = loop.id;
       }
-      children[childId] = {
-        ...child,
-        snapshot: { ...stored, children: invokedChildren(resolved, stored, where, fail) },
-      };
-      systemIds.push(expectedId);
-      continue;
     } else {
       fail(where, `unknown actor ${describeValue(child.src)}`);
     }
@@ -249,120 +248,4 @@ function checkLoopVersion(version: unknown, sessionId: string, where: string): v
       { sessionId, where, schemaVersion: version },
     );
   }
-}
-
-const taskInput = z.object({ taskId: z.string().regex(/^[A-Za-z0-9_-]+$/) });
-
-/**
- * The actors a loop invokes, by their string key, with the input each runs on (`null`: none).
- * An invoked actor that would start from a bad input fails inside XState, where nobody can
- * refuse it any more; here it is refused with the record.
- */
-const LOOP_INVOKED_INPUTS: ReadonlyMap<string, z.ZodType | null> = new Map<
-  string,
-  z.ZodType | null
->([
-  ['prepareLoop', null],
-  [
-    'dispatchRound',
-    z.object({
-      key: z.string().min(1),
-      round: z.object({
-        loopId: z.string().min(1),
-        round: z.number().int().min(1),
-        originSessionId: z.string().min(1),
-        agent: z.string().min(1),
-        prompt: z.string(),
-        timeoutMs: z.number().int().min(1).optional(),
-      }),
-    }),
-  ],
-  ['awaitWorker', taskInput],
-  [
-    'deadlineTimer',
-    z.object({ deadline: z.number(), event: z.enum(['round.timeout', 'delay.elapsed']) }),
-  ],
-  ['collectResult', taskInput],
-  ['cancelWorker', taskInput],
-]);
-
-/** An invocation as XState keeps it on a state node. */
-interface InvokeDefinition {
-  readonly id: string;
-  readonly src: unknown;
-  readonly input?: unknown;
-}
-
-/**
- * The children a restored loop must have: exactly the actors its active states invoke, in
- * the stored order, each with the input the machine computes from the loop's context.
- * A stored one that is missing, of another kind, extra, or without its input (what XState
- * would re-run and crash on) makes the record invalid.
- */
-function invokedChildren(
-  resolved: unknown,
-  stored: PersistedMachine,
-  where: string,
-  fail: (where: string, why: string) => never,
-): PersistedMachine['children'] {
-  // `_nodes` (the active state nodes) is XState's own field of a machine snapshot; it holds
-  // each node's invoke definitions with their string `src` and `input` mapper.
-  const nodes = (resolved as { _nodes: readonly { invoke: readonly InvokeDefinition[] }[] })._nodes;
-  const expected = nodes.flatMap((node) => node.invoke);
-  const storedIds = Object.keys(stored.children);
-  for (const id of storedIds) {
-    if (!expected.some((invoke) => invoke.id === id))
-      fail(
-        `${where} child ${id}`,
-        `the loop's state ${describeValue(stored.value)} invokes no ${id}`,
-      );
-  }
-  const children: PersistedMachine['children'] = {};
-  for (const invoke of expected) {
-    const child = stored.children[invoke.id];
-    if (!child) fail(where, `invoked actor ${invoke.id} is missing`);
-    if (child.src !== invoke.src)
-      fail(
-        `${where} child ${invoke.id}`,
-        `it is ${describeValue(child.src)}, expected ${describeValue(invoke.src)}`,
-      );
-    let input: unknown;
-    try {
-      input =
-        typeof invoke.input === 'function'
-          ? invoke.input({
-              context: stored.context,
-              event: { type: 'xstate.init' },
-              self: undefined,
-            })
-          : invoke.input;
-    } catch (error) {
-      fail(
-        `${where} child ${invoke.id}`,
-        `its input cannot be derived (${(error as Error).message})`,
-      );
-    }
-    const schema = LOOP_INVOKED_INPUTS.get(String(invoke.src));
-    if (schema === undefined)
-      fail(`${where} child ${invoke.id}`, `unknown actor ${describeValue(invoke.src)}`);
-    if (schema !== null) {
-      const storedInput = child.snapshot.input;
-      if (typeof storedInput !== 'object' || storedInput === null)
-        fail(`${where} child ${invoke.id}`, `its input is ${describeValue(storedInput)}`);
-      // What the actor will run with: derived from the context, so the context must hold it.
-      const derived = schema.safeParse(input);
-      if (!derived.success) {
-        const issue = derived.error.issues[0] as z.core.$ZodIssue;
-        fail(
-          `${where} child ${invoke.id}`,
-          `the loop's context does not give it an input (${issue.path.map(String).join('.') || 'input'}: ${issue.message})`,
-        );
-      }
-    }
-    children[invoke.id] = {
-      ...child,
-      snapshot: { ...child.snapshot, ...(input === undefined ? {} : { input }) },
-    };
-  }
-  return children;
 }

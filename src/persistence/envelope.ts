@@ -3,7 +3,9 @@ import { FUNCTION_MACHINE_VERSION } from '../../machines/function.machine.js';
 import { LOOP_MACHINE_VERSION } from '../../machines/loop.machine.js';
 import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
 import { SYSTEM_MACHINE_VERSION } from '../../machines/system.machine.js';
+import { ownValue } from '../base/own-keys.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import { MACHINE_MIGRATIONS } from './machine-migrations.js';
 import { type MigrationRegistry, noMigrations } from './migrations.js';
 
 /** The `format` of every rolebox snapshot record. */
@@ -138,6 +140,7 @@ export function decodeEnvelope(
     return fail(`${issue.path.map(String).join('.') || 'the record'}: ${issue.message}`);
   }
   const checked = parsed.data as SnapshotEnvelope;
+  let snapshot = checked.snapshot as Record<string, unknown>;
   for (const machine of Object.keys(CURRENT_MACHINE_VERSIONS) as (keyof MachineVersions)[]) {
     const stored = checked.machineVersions[machine];
     const current = CURRENT_MACHINE_VERSIONS[machine];
@@ -148,11 +151,16 @@ export function decodeEnvelope(
         { recordId, machine, stored, current },
       );
     }
-    if (stored < current)
-      fail(
-        `its ${machine} machine version ${stored} is older than ${current} and no migration brought it up`,
-      );
+    // Older machines: rolebox's own migrations bring the snapshot up, one version at a time.
+    for (let version = stored; version < current; version++) {
+      const migration = ownValue(MACHINE_MIGRATIONS[machine], String(version));
+      if (!migration)
+        fail(
+          `its ${machine} machine version ${stored} is older than ${current} and no migration brought it up`,
+        );
+      else snapshot = migration(snapshot);
+    }
   }
   if (checked.sessionId !== recordId) fail(`it holds session ${describeValue(checked.sessionId)}`);
-  return checked;
+  return { ...checked, machineVersions: CURRENT_MACHINE_VERSIONS, snapshot };
 }

@@ -2,6 +2,7 @@ import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
 import { SYSTEM_ACTOR_ID, sessionActorId } from '../base/actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import { loopEffectStateOf, loopEffectsOf } from '../loop/effects.js';
 import { checkSessionSnapshot } from '../persistence/check-snapshot.js';
 import { decodeEnvelope } from '../persistence/envelope.js';
 import { JournalRecorder, type RecordedRun } from '../persistence/journal.js';
@@ -13,6 +14,7 @@ import {
   withoutSharedSystemIds,
 } from '../persistence/restore.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import { LoopEffectRunner } from '../runtime/loop-effect-runner.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
 import { buildMachines, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
@@ -42,6 +44,8 @@ export class Rolebox {
   readonly #sessionHost: SessionHost;
   readonly #persister: Persister | undefined;
   #inspection: Inspection | undefined;
+  /** Performs the loops' effects (dispatch, watch, collect, cancel, deadlines). */
+  #runner: LoopEffectRunner | undefined;
   #recorder: JournalRecorder | undefined;
   #startReport: StartReport | undefined;
   #disconnectPipeline: (() => void) | undefined;
@@ -132,6 +136,15 @@ export class Rolebox {
       ...(snapshot === undefined ? {} : { snapshot: snapshot as never }),
     });
     this.#access.attach(actor);
+    const runner = new LoopEffectRunner({
+      dispatcher: this.#options.dispatcher,
+      clock: this.#options.clock,
+      answer: (loopId, answer) => {
+        if (this.#state === 'started') this.#access.answerLoop(loopId, answer);
+      },
+    });
+    this.#runner = runner;
+    this.#access.onLoopEffects((request) => runner.need(request.loopId, request.effects));
     actor.subscribe({
       error: (error) => this.#hub.deliver([{ type: 'error', error: toError(error) }]),
     });
@@ -145,6 +158,9 @@ export class Rolebox {
     actor.start();
     report = verifyRestored(actor, report);
     this.#startReport = report;
+    // Restored loops ask for nothing by themselves (a restore enters no state): ask for
+    // them what their state needs. This is restart reconciliation (SPEC §3.6).
+    for (const sessionId of report.restored) this.#rearmLoop(sessionId);
     this.#recorder?.begin();
     for (const failure of report.failed)
       this.#hub.deliver([{ type: 'error', sessionId: failure.sessionId, error: failure.error }]);
@@ -221,6 +237,7 @@ export class Rolebox {
     this.#failure = failure;
     this.#state = 'halted';
     this.#persister?.dispose();
+    this.#runner?.stop();
     this.#access.root.stop();
     this.#options.dispatcher?.close?.();
     this.#hub.deliver([{ type: 'error', error: failure }]);
@@ -307,7 +324,20 @@ export class Rolebox {
       openedAt: checked.snapshot.context.createdAt,
       snapshot: checked.snapshot,
     });
+    this.#rearmLoop(id);
     return new SessionHandle(id, this.#sessionHost);
+  }
+
+  /** Asks for the session's live loop (if any) what its state needs from the world. */
+  #rearmLoop(sessionId: string): void {
+    const loopId = this.#access.readSession(sessionId)?.context.activeLoopId;
+    const loop = loopId ? this.#access.loopActor(loopId)?.getSnapshot() : undefined;
+    if (!loopId || !loop) return;
+    const { roundTimeoutMs, seedCharCap } = this.#options.limits;
+    this.#runner?.need(
+      loopId,
+      loopEffectsOf(loopEffectStateOf(loop.value), loop.context, { roundTimeoutMs, seedCharCap }),
+    );
   }
 
   /** The handle of a live session. Throws: `unknown_session`. */
@@ -350,6 +380,7 @@ export class Rolebox {
           await this.#persister?.flush();
         } finally {
           this.#persister?.dispose();
+          this.#runner?.stop();
           this.#access.root.stop();
         }
       }

@@ -13,11 +13,12 @@ import {
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionEvent } from '../function/machine-types.js';
 import { type FunctionPhase, functionPhaseOf } from '../function/phase.js';
+import type { LoopAnswer } from '../loop/machine-types.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopState } from '../loop/types.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import type { artifactStoreLogic } from '../session/artifact-store.js';
-import type { EmittedEvent } from '../session/emitted.js';
+import type { LoopEffectsRequest, SystemEmitted } from '../session/emitted.js';
 import type { SessionEvent } from '../session/machine-types.js';
 import type { SystemEvent } from '../system/machine-types.js';
 import type { HostEvent } from './host-events.js';
@@ -72,10 +73,33 @@ export class SystemAccess {
     this.#gate = gate;
   }
 
+  /** Loop effects waiting for the command that asked for them to finish. */
+  readonly #effects: LoopEffectsRequest[] = [];
+  #performEffects: (request: LoopEffectsRequest) => void = () => {};
+
+  /**
+   * Where the loops' effects go (the host runtime): each request once the command that
+   * caused it has been fully processed, in order, before its host events are delivered.
+   */
+  onLoopEffects(perform: (request: LoopEffectsRequest) => void): void {
+    this.#performEffects = perform;
+  }
+
+  /**
+   * Sends the runtime's answer to a loop (if it is live), catching and delivering what it
+   * causes like any command. Returns: false when no such loop is live.
+   */
+  answerLoop(loopId: string, answer: LoopAnswer): boolean {
+    const ref = this.loopActor(loopId);
+    if (!ref) return false;
+    this.#run(() => ref.send(answer));
+    return true;
+  }
+
   /** Starts reading and driving `actor` (not started yet): what it emits reaches the host. */
   attach(actor: Actor<SystemMachine>): void {
     this.#actor = actor;
-    actor.on('*', (event) => this.#onEmitted(event as EmittedEvent));
+    actor.on('*', (event) => this.#onEmitted(event as SystemEmitted));
   }
 
   /** The root actor. Throws: `not_started` before one is attached. */
@@ -96,15 +120,26 @@ export class SystemAccess {
   /** Sends one event to the root and returns the host events it caused, then delivers them. */
   dispatch(event: SystemEvent): readonly HostEvent[] {
     this.#gate();
+    return this.#run(() => this.root.send(event));
+  }
+
+  /** Runs `send`, catching the host events and effects it causes, then hands them on. */
+  #run(send: () => void): readonly HostEvent[] {
     const captured: HostEvent[] = [];
     this.#captures.push(captured);
     try {
-      this.root.send(event);
+      send();
     } finally {
       this.#captures.pop();
     }
+    if (this.#captures.length === 0) this.#flushEffects();
     this.#deliver(captured);
     return captured;
+  }
+
+  #flushEffects(): void {
+    while (this.#effects.length > 0)
+      this.#performEffects(this.#effects.shift() as LoopEffectsRequest);
   }
 
   /** Ids of the live sessions, in the order they were opened. */
@@ -222,7 +257,12 @@ export class SystemAccess {
       : parsed.sessionId;
   }
 
-  #onEmitted(event: EmittedEvent): void {
+  #onEmitted(event: SystemEmitted): void {
+    if (event.type === 'loop_effects') {
+      this.#effects.push(event);
+      if (this.#captures.length === 0) this.#flushEffects();
+      return;
+    }
     const capture = this.#captures.at(-1);
     if (capture) capture.push(event);
     else this.#deliver([event]);

@@ -1,4 +1,5 @@
 import type { ContinuationBlock } from '../function/continuation.js';
+import type { LoopEffect } from '../loop/effect-types.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SignalReceipt } from '../signal/reply.js';
 import type { SessionEffect } from './runtime-types.js';
@@ -95,3 +96,17 @@ export type EmittedEvent =
       readonly loopId: string;
       readonly phase: LoopPhase;
     };
+
+/**
+ * A loop's effects on their way to the host runtime, which performs them and answers the
+ * loop. Not a host event: the facade hands it to the runtime and never to `rb.on` handlers.
+ */
+export interface LoopEffectsRequest {
+  readonly type: 'loop_effects';
+  readonly sessionId: string;
+  readonly loopId: string;
+  readonly effects: readonly LoopEffect[];
+}
+
+/** Everything the actor system emits: host events, and loop effects for the runtime. */
+export type SystemEmitted = EmittedEvent | LoopEffectsRequest;

@@ -2,7 +2,7 @@ import type { LoopInput } from '../loop/machine-types.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SessionCommand } from '../session/commands.js';
-import type { EmittedEvent } from '../session/emitted.js';
+import type { SystemEmitted } from '../session/emitted.js';
 import type { AcceptanceMode } from '../session/runtime-types.js';
 
 /** The context of the root system actor: the registry of live sessions. Plain JSON. */
@@ -50,4 +50,4 @@ export type SystemEvent =
       readonly rootLoopId: string;
     }
   | SystemLoopEvent
-  | { readonly type: 'host'; readonly event: EmittedEvent };
+  | { readonly type: 'host'; readonly event: SystemEmitted };

@@ -25,38 +25,42 @@ export const loopModelMachine = createLoopMachine({
 /** A model event. */
 export type ModelEvent = EventObject & Record<string, unknown> & { status?: string };
 
-/** A short name for a model event: `done:dispatch`, `terminated:completed`, `loop.cancel_now`. */
+/** A short name for a model event: `dispatched`, `terminated:completed`, `loop.cancel_now`. */
 export function label(event: ModelEvent): string {
-  if (event.type.startsWith('xstate.done.actor.')) return `done:${event.type.slice(18)}`;
-  if (event.type.startsWith('xstate.error.actor.')) return `error:${event.type.slice(19)}`;
-  if (event.type === 'worker.terminated') return `terminated:${event.status}`;
+  if (event.type === 'loop.worker_terminated') return `terminated:${event.status}`;
+  if (event.type === 'loop.deadline_reached') return `deadline:${event.deadline}`;
   return event.type;
 }
 
-/** Every event the model offers in a state. */
+/** Every event the model offers in a state: the runtime's answers and the session's stops. */
 export function loopModelEvents(snapshot: AnyMachineSnapshot): ModelEvent[] {
   const context = snapshot.context as LoopContext;
   const taskId = context.activeWorkerTaskId ?? 'none';
   return [
-    { type: 'xstate.done.actor.prepare' },
+    { type: 'loop.prepared', at: 0 },
     {
-      type: 'xstate.done.actor.dispatch',
-      output: {
-        taskId: `task-${context.current}`,
-        workerSessionId: `worker-${context.current}`,
-        at: 0,
-      },
+      type: 'loop.round_dispatched',
+      key: `${context.id}:${context.current}`,
+      taskId: `task-${context.current}`,
+      workerSessionId: `worker-${context.current}`,
+      at: 0,
     },
-    { type: 'worker.terminated', taskId, status: 'completed', at: 0 },
-    { type: 'worker.terminated', taskId, status: 'cancelled', at: 0 },
+    { type: 'loop.worker_terminated', taskId, status: 'completed', at: 0 },
+    { type: 'loop.worker_terminated', taskId, status: 'cancelled', at: 0 },
     {
-      type: 'xstate.done.actor.collect',
-      output: { text: `summary ${context.current}`, hadError: false, at: 0 },
+      type: 'loop.result_collected',
+      taskId,
+      result: { text: `summary ${context.current}`, hadError: false },
+      at: 0,
     },
-    { type: 'xstate.error.actor.collect', error: new Error('worker failed') },
-    { type: 'xstate.done.actor.cancelWorker', output: { at: 0 } },
-    { type: 'delay.elapsed', at: 0 },
-    { type: 'round.timeout', at: 0 },
+    { type: 'loop.collect_failed', taskId, reason: 'worker failed', at: 0 },
+    { type: 'loop.worker_cancelled', taskId: context.cancelWorkerTaskId ?? 'none', at: 0 },
+    {
+      type: 'loop.deadline_reached',
+      deadline: 'inter_round_delay',
+      at: context.nextDispatchAt ?? 0,
+    },
+    { type: 'loop.deadline_reached', deadline: 'round_timeout', at: context.roundDeadlineAt ?? 0 },
     { type: 'loop.request_cancel', at: 0 },
     { type: 'loop.cancel_now', at: 0 },
   ];
@@ -106,9 +110,9 @@ export async function performLoopEvent(
 ): Promise<void> {
   const { dispatcher, clock, session } = sut;
   switch (label(event)) {
-    case 'done:prepare':
+    case 'loop.prepared':
       break;
-    case 'done:dispatch':
+    case 'loop.round_dispatched':
       dispatcher.releaseDispatch();
       break;
     case 'terminated:completed':
@@ -117,19 +121,19 @@ export async function performLoopEvent(
     case 'terminated:cancelled':
       dispatcher.cancelExternally();
       break;
-    case 'done:collect':
+    case 'loop.result_collected':
       dispatcher.releaseResult();
       break;
-    case 'error:collect':
+    case 'loop.collect_failed':
       dispatcher.releaseResult(new Error('worker failed'));
       break;
-    case 'done:cancelWorker':
+    case 'loop.worker_cancelled':
       dispatcher.releaseCancel();
       break;
-    case 'delay.elapsed':
+    case 'deadline:inter_round_delay':
       clock.advance(LOOP_LIMITS.interRoundDelayMs);
       break;
-    case 'round.timeout':
+    case 'deadline:round_timeout':
       clock.advance(LOOP_LIMITS.roundTimeoutMs);
       break;
     case 'loop.request_cancel':

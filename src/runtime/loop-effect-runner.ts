@@ -1,0 +1,226 @@
+import { describeValue } from '../errors.js';
+import type { LoopDeadline, LoopEffect } from '../loop/effect-types.js';
+import type { LoopAnswer } from '../loop/machine-types.js';
+import type { Clock, TimerHandle } from '../ports/clock.js';
+import type { Dispatcher, TaskStatus } from '../ports/dispatcher.js';
+
+/** What the runner needs: the dispatcher and the clock it performs effects with, and where answers go. */
+export interface LoopEffectRunnerDeps {
+  /** Runs rounds; without one, `prepare` is answered with `loop.prepare_failed`. */
+  readonly dispatcher: Dispatcher | undefined;
+  readonly clock: Clock;
+  /** Delivers an answer to the loop (dropped by the caller when the loop is gone). */
+  answer(loopId: string, answer: LoopAnswer): void;
+}
+
+/** What one loop has running out there: the task it watches, the deadlines it waits for. */
+interface LoopWatches {
+  watch?: { readonly taskId: string; stop(): void };
+  readonly deadlines: Map<LoopDeadline, { readonly at: number; readonly handle: TimerHandle }>;
+  /** One-shot effects in flight (by their identity), so that asking twice performs once. */
+  readonly inFlight: Set<string>;
+}
+
+const NO_DISPATCHER = 'this rolebox has no dispatcher; pass createRolebox({ dispatcher })';
+
+/**
+ * Performs loops' effects (DESIGN §7): the only code that touches the dispatcher and the
+ * clock for a loop. A loop states everything it needs in its current state; `need` starts
+ * what is new and stops what is no longer asked for (a task watch, a deadline), so calling
+ * it again with the same needs — after a restart, on activation — changes nothing.
+ * Every answer carries the clock time and names what it answers.
+ */
+export class LoopEffectRunner {
+  readonly #deps: LoopEffectRunnerDeps;
+  readonly #loops = new Map<string, LoopWatches>();
+  #stopped = false;
+
+  constructor(deps: LoopEffectRunnerDeps) {
+    this.#deps = deps;
+  }
+
+  /** The loop's needs as of its current state: the full set. An empty set forgets the loop. */
+  need(loopId: string, effects: readonly LoopEffect[]): void {
+    if (this.#stopped) return;
+    if (effects.length === 0) {
+      this.drop(loopId);
+      return;
+    }
+    const loop: LoopWatches = this.#loops.get(loopId) ?? {
+      deadlines: new Map(),
+      inFlight: new Set(),
+    };
+    this.#loops.set(loopId, loop);
+    const watched = effects.find((effect) => effect.kind === 'watch_task');
+    if (loop.watch && loop.watch.taskId !== watched?.taskId) {
+      loop.watch.stop();
+      delete loop.watch;
+    }
+    for (const name of [...loop.deadlines.keys()]) {
+      if (!effects.some((effect) => effect.kind === 'arm_deadline' && effect.deadline === name))
+        this.#disarm(loop, name);
+    }
+    for (const effect of effects) this.#perform(loopId, loop, effect);
+  }
+
+  /** Stops everything the loop had running (it finished, or its session is passivated). */
+  drop(loopId: string): void {
+    const loop = this.#loops.get(loopId);
+    if (!loop) return;
+    loop.watch?.stop();
+    for (const name of [...loop.deadlines.keys()]) this.#disarm(loop, name);
+    this.#loops.delete(loopId);
+  }
+
+  /** Stops every watch and timer; answers still in flight are dropped. */
+  stop(): void {
+    for (const loopId of [...this.#loops.keys()]) this.drop(loopId);
+    this.#stopped = true;
+  }
+
+  #perform(loopId: string, loop: LoopWatches, effect: LoopEffect): void {
+    const { dispatcher, clock } = this.#deps;
+    const answer = (event: LoopAnswer) => {
+      if (!this.#stopped) this.#deps.answer(loopId, event);
+    };
+    const once = (id: string, run: () => Promise<LoopAnswer>) => {
+      if (loop.inFlight.has(id)) return;
+      loop.inFlight.add(id);
+      run()
+        .then(answer)
+        .finally(() => loop.inFlight.delete(id));
+    };
+    const reason = (error: unknown) =>
+      error instanceof Error ? error.message : describeValue(error);
+    switch (effect.kind) {
+      case 'prepare':
+        // Answered on the next turn, as any I/O would be: a stop in the same tick still
+        // finds the loop activating.
+        once('prepare', async () =>
+          dispatcher
+            ? { type: 'loop.prepared', at: clock.now() }
+            : { type: 'loop.prepare_failed', reason: NO_DISPATCHER, at: clock.now() },
+        );
+        return;
+      case 'dispatch_round': {
+        if (!dispatcher) return;
+        const { key, round } = effect;
+        once(`dispatch:${key}`, () =>
+          attempt(() => dispatcher.dispatchRound(round, key)).then(
+            (task): LoopAnswer => ({
+              type: 'loop.round_dispatched',
+              key,
+              taskId: task.taskId,
+              workerSessionId: task.workerSessionId,
+              at: clock.now(),
+            }),
+            (error): LoopAnswer => ({
+              type: 'loop.dispatch_failed',
+              key,
+              reason: reason(error),
+              at: clock.now(),
+            }),
+          ),
+        );
+        return;
+      }
+      case 'watch_task': {
+        if (!dispatcher || loop.watch?.taskId === effect.taskId) return;
+        loop.watch = this.#watch(effect.taskId, dispatcher, answer);
+        return;
+      }
+      case 'collect_result': {
+        if (!dispatcher) return;
+        const { taskId } = effect;
+        once(`collect:${taskId}`, () =>
+          attempt(() => dispatcher.getRoundResult(taskId)).then(
+            (result): LoopAnswer => ({
+              type: 'loop.result_collected',
+              taskId,
+              result,
+              at: clock.now(),
+            }),
+            (error): LoopAnswer => ({
+              type: 'loop.collect_failed',
+              taskId,
+              reason: reason(error),
+              at: clock.now(),
+            }),
+          ),
+        );
+        return;
+      }
+      case 'cancel_round': {
+        if (!dispatcher) return;
+        const { taskId } = effect;
+        // Cancelled or not (a task that ended already, a dispatcher that failed), the loop
+        // goes on closing: the answer is the same.
+        once(`cancel:${taskId}`, () =>
+          attempt(() => dispatcher.cancelRound(taskId)).then(
+            (): LoopAnswer => ({ type: 'loop.worker_cancelled', taskId, at: clock.now() }),
+            (): LoopAnswer => ({ type: 'loop.worker_cancelled', taskId, at: clock.now() }),
+          ),
+        );
+        return;
+      }
+      case 'arm_deadline': {
+        const armed = loop.deadlines.get(effect.deadline);
+        if (armed?.at === effect.at) return;
+        if (armed) this.#disarm(loop, effect.deadline);
+        const { deadline, at } = effect;
+        const handle = clock.setTimeout(
+          () => {
+            loop.deadlines.delete(deadline);
+            answer({ type: 'loop.deadline_reached', deadline, at: clock.now() });
+          },
+          Math.max(0, at - clock.now()),
+        );
+        loop.deadlines.set(deadline, { at, handle });
+        return;
+      }
+    }
+  }
+
+  /**
+   * Subscribes first, then asks: a task that ends in between is reported either way (the
+   * loop ignores the second report). Asking is also what reconciles a restored loop. A
+   * dispatcher that throws reports the task `unknown`, so the loop ends as interrupted.
+   */
+  #watch(
+    taskId: string,
+    dispatcher: Dispatcher,
+    answer: (event: LoopAnswer) => void,
+  ): { readonly taskId: string; stop(): void } {
+    const { clock } = this.#deps;
+    let active = true;
+    const report = (status: TaskStatus) => {
+      if (active && status !== 'pending' && status !== 'running')
+        answer({ type: 'loop.worker_terminated', taskId, status, at: clock.now() });
+    };
+    let unsubscribe = () => {};
+    try {
+      unsubscribe = dispatcher.onTerminated(taskId, report);
+      dispatcher.getTaskStatus(taskId).then(report, () => report('unknown'));
+    } catch {
+      queueMicrotask(() => report('unknown'));
+    }
+    return {
+      taskId,
+      stop: () => {
+        active = false;
+        unsubscribe();
+      },
+    };
+  }
+
+  #disarm(loop: LoopWatches, name: LoopDeadline): void {
+    const armed = loop.deadlines.get(name);
+    if (armed) this.#deps.clock.clearTimeout(armed.handle);
+    loop.deadlines.delete(name);
+  }
+}
+
+/** Runs `operation`, a throw becoming a rejection (a dispatcher may throw before it is async). */
+function attempt<T>(operation: () => Promise<T>): Promise<T> {
+  return new Promise<T>((resolve) => resolve(operation()));
+}
