@@ -42,6 +42,7 @@ export const ERROR_CODES = {
   duplicate_handler: 'two pipeline handlers with the same id for the same type',
   invalid_pipeline_record: 'a stored pipeline event that cannot be read back',
   pipeline_stopped: 'a call on a pipeline that has been stopped',
+  session_owned_elsewhere: 'a session another live process owns',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

@@ -25,6 +25,26 @@ async function turns(n = 50) {
 }
 
 describe('crash safety of enqueued events', () => {
+  it('a restart reads only the pipeline records, not every stored session', async () => {
+    /** A store holding many sessions: reading them all at start is what must not happen. */
+    class SessionHeavyStore extends MemorySnapshotStore {
+      override async loadAll(): Promise<never> {
+        throw new Error('the pipeline read every record');
+      }
+    }
+    const store = new SessionHeavyStore();
+    for (let i = 0; i < 100; i++) store.records.set(`session-${i}`, '{}');
+    const { pipeline: first } = testPipeline([jobs([], true)], { store });
+    await first.enqueue({ sourceType: 'job', scope: { taskId: 'A' }, payload: { label: 'stuck' } });
+    await turns();
+    const ran: string[] = [];
+    const { pipeline: second } = testPipeline([jobs(ran, false)], { store });
+    expect(await second.start()).toEqual({ restored: 1, failed: [] });
+    await second.drain();
+    expect(ran).toEqual(['stuck']);
+    expect(store.records.size).toBe(100);
+  });
+
   it('events persisted before a crash run after the restart, exactly once, in order', async () => {
     const store = new MemorySnapshotStore();
     const ranBefore: string[] = [];

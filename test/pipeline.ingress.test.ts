@@ -285,7 +285,7 @@ describe('entry points', () => {
       'unknown pipeline limit "maxStep"',
     );
     expect(errorOf(() => testPipeline([], { store: {} as never })).message).toMatch(
-      /^store must implement loadAll, save, delete/,
+      /^store must implement loadByPrefix, save, delete/,
     );
     expect(errorOf(() => testPipeline(['policy'] as never)).code).toBe('invalid_handler');
   });

@@ -14,8 +14,12 @@ import type {
 } from '../ports/dispatcher.js';
 import type { IdSource } from '../ports/ids.js';
 import { nanoidIdSource } from './id-sources.js';
+import { isAlive } from './process-alive.js';
 import { realClock } from './real-clock.js';
 import { WORKER_WRAPPER_SCRIPT } from './worker-wrapper.js';
+
+/** Whether a pid runs (zombies count as dead); it lives in process-alive.ts, shared with the stores. */
+export { isAlive };
 
 /** The default of {@link CommandDispatcherOptions.maxOutputBytes}: 16 MiB. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
@@ -655,26 +659,6 @@ async function readTail(
     kept = kept.subarray(start);
   }
   return { text: kept.toString('utf8'), output: { bytes, keptBytes, truncated } };
-}
-
-/**
- * True while the process runs. A zombie counts as dead: an orphaned worker whose group was
- * killed is reparented to PID 1, which in containers often never reaps it.
- */
-export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
-  try {
-    // /proc/<pid>/stat: "pid (comm) state ..."; comm may contain spaces and parentheses.
-    const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');
-    const state = stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
-    return state !== 'Z' && state !== 'X';
-  } catch {
-    return true; // no /proc (not Linux): the signal check is all there is
-  }
 }
 
 function signalGroup(pgid: number, signal: NodeJS.Signals): void {

@@ -76,8 +76,8 @@ export class PendingEventLog {
   async load(): Promise<{ events: PendingEvent[]; failed: { id: string; error: RoleboxError }[] }> {
     const events: PendingEvent[] = [];
     const failed: { id: string; error: RoleboxError }[] = [];
-    for (const record of await this.#store.loadAll()) {
-      if (!record.id.startsWith(PENDING_EVENT_PREFIX)) continue;
+    // Only the pipeline's records: start() costs the same however many sessions are stored.
+    for (const record of await this.#store.loadByPrefix(PENDING_EVENT_PREFIX)) {
       let parsed: unknown;
       try {
         parsed = JSON.parse(record.data);

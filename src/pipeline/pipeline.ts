@@ -117,7 +117,7 @@ export class Pipeline {
         `pipeline options must be an object, got ${describeValue(options)}`,
       );
     }
-    requireMethods('store', options.store, ['loadAll', 'save', 'delete']);
+    requireMethods('store', options.store, ['loadByPrefix', 'save', 'delete']);
     requireMethods('sourceEvents', options.sourceEvents, [
       'tryDedupe',
       'acquireScopeLock',
