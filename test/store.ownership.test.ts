@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn, spawnSync } from 'node:child_process';
-import { mkdirSync, readFileSync } from 'node:fs';
+import { existsSync, mkdirSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { hostname, tmpdir } from 'node:os';
 import { dirname, join } from 'node:path';
@@ -48,11 +48,14 @@ async function leaseOf(
   return { sessionId, token: tokenOf(await store.claim(sessionId, owner, ttl, now)) };
 }
 
-/** Bounded re-check: resolves once `check` holds, fails after many tries. */
+/**
+ * Bounded re-check of a real process's state: resolves once `check` holds, fails after ~20 s
+ * (sized for a loaded 2-core machine; it waits on a process, not on a timer of ours).
+ */
 async function until(check: () => boolean, what: string): Promise<void> {
   for (let i = 0; i < 2_000; i++) {
     if (check()) return;
-    await new Promise((resolve) => setImmediate(resolve));
+    await new Promise((resolve) => setTimeout(resolve, 10));
   }
   throw new Error(`gave up waiting for ${what}`);
 }
@@ -171,9 +174,11 @@ describe.each([
   });
 
   it('an owner that is a zombie counts as dead', async () => {
-    // `sleep 0` becomes the child of `sleep 30`, which never reaps it: a zombie.
+    // The background `sleep` becomes the child of `sleep 30`, which never reaps it: a zombie.
+    // It must outlive the shell's `exec`: a shell may reap a child that ended before it
+    // (dash does), and then there is no zombie to test with.
     const parent = track(
-      spawn('sh', ['-c', 'sleep 0 & echo $!; exec sleep 30'], {
+      spawn('sh', ['-c', 'sleep 0.3 & echo $!; exec sleep 30'], {
         stdio: ['ignore', 'pipe', 'ignore'],
       }),
     );
@@ -181,6 +186,7 @@ describe.each([
       parent.stdout?.once('data', (chunk: Buffer) => resolve(Number(chunk.toString().trim()))),
     );
     const state = () => {
+      if (!existsSync(`/proc/${zombie}/stat`)) return 'gone';
       const stat = readFileSync(`/proc/${zombie}/stat`, 'utf8');
       return stat.slice(stat.lastIndexOf(')') + 2, stat.lastIndexOf(')') + 3);
     };
