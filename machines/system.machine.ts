@@ -1,39 +1,49 @@
 import { assign, emit, enqueueActions, setup } from 'xstate';
-import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/base/actor-ids.js';
+import { SYSTEM_ACTOR_ID } from '../src/base/actor-ids.js';
 import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
 import type { SessionInput } from '../src/session/machine-types.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
-import type { SystemContext, SystemEvent } from '../src/system/machine-types.js';
+import type { ShardEvent, SystemContext, SystemEvent } from '../src/system/machine-types.js';
+import { DEFAULT_SHARDS, shardActorId, shardIndexOf } from '../src/system/shards.js';
 import {
   createSessionMachine,
   type SessionMachine,
   type SessionMachineEnv,
   type SessionMachineFactories,
 } from './session.machine.js';
+import { createShardMachine } from './shard.machine.js';
 
 /** Version of the system machine's persisted shape; bump when context or states change. */
-export const SYSTEM_MACHINE_VERSION = 1;
+export const SYSTEM_MACHINE_VERSION = 2;
 
 /** Machine factories that can replace the built-in ones (replaying a run on changed machines). */
 export interface MachineFactories extends SessionMachineFactories {
   readonly session?: (env: SessionMachineEnv) => SessionMachine;
 }
 
+/** What the system machine is built with: the machine env, the number of shards, factories. */
+export type SystemMachineEnv = MachineEnv & {
+  /** Shard actors under the root (default {@link DEFAULT_SHARDS}). */
+  readonly shards?: number;
+  readonly factories?: MachineFactories;
+};
+
 /**
- * Builds the root system actor of one rolebox: it owns the registry of live sessions,
- * spawns each as a child `session:<id>` (by the string key `session`), routes host
- * commands to them, and emits what they report to the host.
- *
- * Duplicate ids and unknown sessions are refused by guards here as a last line of defence
- * (a duplicate systemId would put the whole root in error); the facade refuses them first
- * with a `RoleboxError`.
+ * Builds the root system actor of one rolebox (DESIGN §2, §7): a fixed number of shard
+ * children (`shard:<k>`, spawned at start), under which live sessions are spawned by a
+ * stable hash of their id; it routes host commands to the session's shard, keeps the loop
+ * registry, and emits what sessions report. Its context holds nothing per session: which
+ * sessions are live is the host runtime's directory, which refuses duplicates and unknown
+ * ids before a command gets here.
  */
-export function createSystemMachine(env: MachineEnv & { readonly factories?: MachineFactories }) {
+export function createSystemMachine(env: SystemMachineEnv) {
   const sessionMachine = restorable<SessionMachine>(
     (env.factories?.session ?? createSessionMachine)(env),
   );
+  const shards = env.shards ?? DEFAULT_SHARDS;
+  const shardOf = (sessionId: string) => shardActorId(shardIndexOf(sessionId, shards));
 
   return setup({
     types: {
@@ -41,36 +51,38 @@ export function createSystemMachine(env: MachineEnv & { readonly factories?: Mac
       events: {} as SystemEvent,
       emitted: {} as SystemEmitted,
     },
-    actors: { session: sessionMachine },
-    guards: {
-      sessionIsNew: ({ context, event }) =>
-        'sessionId' in event && !Object.hasOwn(context.sessions, event.sessionId),
-      sessionIsLive: ({ context, event }) =>
-        'sessionId' in event && Object.hasOwn(context.sessions, event.sessionId),
-    },
+    actors: { shard: createShardMachine(sessionMachine) },
     actions: {
-      /** Spawns a session (fresh, or from `input.restore`) and registers it. */
-      spawnSession: enqueueActions(({ context, enqueue }, input: SessionInput) => {
-        const id = sessionActorId(input.sessionId);
-        enqueue.spawnChild('session', { id, systemId: id, input });
-        enqueue.assign({
-          sessions: { ...context.sessions, [input.sessionId]: { openedAt: input.at } },
-        });
-      }),
+      toShard: enqueueActions(
+        ({ enqueue }, { sessionId, event }: { sessionId: string; event: ShardEvent }) => {
+          enqueue.sendTo(shardOf(sessionId), event);
+        },
+      ),
     },
   }).createMachine({
     id: SYSTEM_ACTOR_ID,
-    context: { sessions: {}, loopRegistry: { loops: {} } },
+    context: { shards, loopRegistry: { loops: {} } },
+    entry: enqueueActions(({ context, enqueue }) => {
+      for (let index = 0; index < context.shards; index++) {
+        const id = shardActorId(index);
+        enqueue.spawnChild('shard', { id, systemId: id, input: { index } });
+      }
+    }),
     on: {
       'system.open_session': {
-        guard: 'sessionIsNew',
         actions: [
           {
-            type: 'spawnSession',
+            type: 'toShard',
             params: ({ event }) => ({
               sessionId: event.sessionId,
-              at: event.at,
-              ...(event.acceptanceMode ? { acceptanceMode: event.acceptanceMode } : {}),
+              event: {
+                type: 'shard.spawn',
+                input: {
+                  sessionId: event.sessionId,
+                  at: event.at,
+                  ...(event.acceptanceMode ? { acceptanceMode: event.acceptanceMode } : {}),
+                } satisfies SessionInput,
+              },
             }),
           },
           emit(({ event }) => ({ type: 'session_opened' as const, sessionId: event.sessionId })),
@@ -78,32 +90,45 @@ export function createSystemMachine(env: MachineEnv & { readonly factories?: Mac
       },
       // A stored session opened on demand: spawned from its persisted snapshot.
       'system.restore_session': {
-        guard: 'sessionIsNew',
         actions: {
-          type: 'spawnSession',
+          type: 'toShard',
           params: ({ event }) => ({
             sessionId: event.sessionId,
-            at: event.openedAt,
-            restore: event.snapshot,
+            event: {
+              type: 'shard.spawn',
+              input: { sessionId: event.sessionId, at: event.openedAt, restore: event.snapshot },
+            },
           }),
         },
       },
       'system.close_session': {
-        guard: 'sessionIsLive',
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          const { [event.sessionId]: _closed, ...sessions } = context.sessions;
-          enqueue.stopChild(sessionActorId(event.sessionId));
-          enqueue.assign({ sessions });
-        }),
+        actions: {
+          type: 'toShard',
+          params: ({ event }) => ({
+            sessionId: event.sessionId,
+            event: { type: 'shard.stop', sessionId: event.sessionId },
+          }),
+        },
+      },
+      'system.passivate_session': {
+        actions: {
+          type: 'toShard',
+          params: ({ event }) => ({
+            sessionId: event.sessionId,
+            event: { type: 'shard.stop', sessionId: event.sessionId },
+          }),
+        },
       },
       'system.deliver': {
-        guard: 'sessionIsLive',
-        actions: enqueueActions(({ event, enqueue }) => {
-          enqueue.sendTo(sessionActorId(event.sessionId), event.command);
-        }),
+        actions: {
+          type: 'toShard',
+          params: ({ event }) => ({
+            sessionId: event.sessionId,
+            event: { type: 'shard.deliver', sessionId: event.sessionId, command: event.command },
+          }),
+        },
       },
       'system.start_loop': {
-        guard: 'sessionIsLive',
         actions: enqueueActions(({ context, event, enqueue }) => {
           const { loop } = event;
           const registration: LoopRegistration = {
@@ -117,11 +142,21 @@ export function createSystemMachine(env: MachineEnv & { readonly factories?: Mac
           enqueue.assign({
             loopRegistry: { loops: { ...context.loopRegistry.loops, [loop.loopId]: registration } },
           });
-          enqueue.sendTo(sessionActorId(event.sessionId), {
-            type: 'session.start_loop',
-            loop,
-          } satisfies SessionCommand);
+          enqueue({
+            type: 'toShard',
+            params: {
+              sessionId: event.sessionId,
+              event: {
+                type: 'shard.deliver',
+                sessionId: event.sessionId,
+                command: { type: 'session.start_loop', loop } satisfies SessionCommand,
+              },
+            },
+          });
         }),
+      },
+      'system.set_loop_registry': {
+        actions: assign(({ event }) => ({ loopRegistry: event.loopRegistry })),
       },
       'system.loop_worker': {
         actions: assign(({ context, event }) => ({
@@ -134,23 +169,18 @@ export function createSystemMachine(env: MachineEnv & { readonly factories?: Mac
         })),
       },
       // cancelNow cascades: every unfinished child loop (started from one of this loop's
-      // workers) is cancelled at once, and cascades further in turn.
+      // workers) is cancelled at once, and cascades further in turn. The runtime reaches
+      // their sessions, live or not.
       'system.loop_cascade_cancel': {
-        actions: enqueueActions(({ context, event, enqueue }) => {
-          for (const child of Object.values(context.loopRegistry.loops)) {
-            if (
-              child.parentLoopId !== event.loopId ||
-              child.finished ||
-              !Object.hasOwn(context.sessions, child.originSessionId)
-            )
-              continue;
-            enqueue.sendTo(sessionActorId(child.originSessionId), {
-              type: 'session.stop_loop',
-              now: true,
-              at: event.at,
-            } satisfies SessionCommand);
-          }
-        }),
+        actions: emit(({ context, event }) => ({
+          type: 'loop_cascade' as const,
+          loops: Object.entries(context.loopRegistry.loops).flatMap(([loopId, child]) =>
+            child.parentLoopId === event.loopId && !child.finished
+              ? [{ loopId, sessionId: child.originSessionId }]
+              : [],
+          ),
+          at: event.at,
+        })),
       },
       host: { actions: emit(({ event }) => event.event) },
     },

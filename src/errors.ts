@@ -43,6 +43,7 @@ export const ERROR_CODES = {
   invalid_pipeline_record: 'a stored pipeline event that cannot be read back',
   pipeline_stopped: 'a call on a pipeline that has been stopped',
   session_owned_elsewhere: 'a session another live process owns',
+  session_passivated: 'a passivated session the store cannot load at once (open it first)',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

@@ -252,7 +252,7 @@ describe('rolebox loop', () => {
     // Nothing is left to resume.
     const again = await cli('resume');
     expect(again.code).toBe(0);
-    expect(again.stderr).toContain('nothing to resume (1 session(s) restored, no loop running)');
+    expect(again.stderr).toContain('» nothing to resume (no stored loop is running)');
   });
 });
 

@@ -77,7 +77,10 @@ async function persistAndRestore(
   const copy = new MemorySnapshotStore();
   for (const [id, data] of store.records) copy.records.set(id, data);
   const restored = await open(copy, functions);
-  expect(restored.rb.sessions()).toContain(sessionId);
+  // Nothing is live until it is used: the first call activates the stored session.
+  expect(restored.rb.sessions()).toEqual([]);
+  restored.rb.session(sessionId);
+  expect(restored.rb.sessions()).toEqual([sessionId]);
   return restored.rb;
 }
 

@@ -226,7 +226,9 @@ describe('crash safety through a rolebox sharing the store', () => {
     expect(pendingIds(store)).toHaveLength(2);
     expect(session.view().functions[0]?.phase).toBe('gated');
 
-    // Crash; a new process with the same store.
+    // Crash (the actor system stops dead, nothing is flushed or released); a new process
+    // with the same store.
+    first.system.stop();
     const { pipeline: secondPipeline } = testPipeline(policies(false), { store });
     const second = createRolebox({
       functions: [approval],
@@ -235,9 +237,11 @@ describe('crash safety through a rolebox sharing the store', () => {
       clock: new SimulatedClock(0),
     });
     const report = await second.start();
-    // The pipeline's records are not sessions: restore skips them.
-    expect(report).toEqual({ restored: ['S'], failed: [] });
+    // Nothing is restored at start; the pending approval activates the session it is for.
+    expect(report).toEqual({ restored: [], wakeUps: 0, failed: [] });
+    expect(second.sessions()).toEqual([]);
     await secondPipeline.drain();
+    expect(second.sessions()).toEqual(['S']);
     expect(second.session('S').view().functions[0]?.phase).toBe('active');
     expect(secondPipeline.runs().map((run) => run.trace.source.sourceType)).toEqual([
       'job',

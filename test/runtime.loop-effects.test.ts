@@ -12,7 +12,7 @@ function runner(dispatcher: Dispatcher | null = new ScriptedDispatcher()) {
   const effects = new LoopEffectRunner({
     dispatcher: dispatcher ?? undefined,
     clock,
-    answer: (loopId, answer) => answers.push([loopId, answer]),
+    answer: (_sessionId, loopId, answer) => answers.push([loopId, answer]),
   });
   return { effects, clock, answers, types: () => answers.map(([, answer]) => answer.type) };
 }
@@ -22,8 +22,8 @@ describe('the loop effect runner', () => {
     const dispatcher = new ScriptedDispatcher();
     const { effects, answers } = runner(dispatcher);
     const dispatch = { kind: 'dispatch_round', key: 'L:1', round } as const;
-    effects.need('L', [dispatch]);
-    effects.need('L', [dispatch]);
+    effects.need('S', 'L', [dispatch]);
+    effects.need('S', 'L', [dispatch]);
     await settle();
     expect(dispatcher.dispatchCalls).toBe(1);
     expect(answers).toEqual([
@@ -45,13 +45,13 @@ describe('the loop effect runner', () => {
     const { effects, types } = runner(dispatcher);
     await dispatcher.dispatchRound(round, 'L:1');
     await dispatcher.dispatchRound(round, 'L:2');
-    effects.need('L', [{ kind: 'watch_task', taskId: 'task-1' }]);
-    effects.need('L', [{ kind: 'watch_task', taskId: 'task-1' }]);
+    effects.need('S', 'L', [{ kind: 'watch_task', taskId: 'task-1' }]);
+    effects.need('S', 'L', [{ kind: 'watch_task', taskId: 'task-1' }]);
     dispatcher.complete('task-1', 'one');
     await settle();
     expect(types()).toEqual(['loop.worker_terminated']);
-    effects.need('L', [{ kind: 'watch_task', taskId: 'task-2' }]);
-    effects.need('L', [{ kind: 'collect_result', taskId: 'task-1' }]);
+    effects.need('S', 'L', [{ kind: 'watch_task', taskId: 'task-2' }]);
+    effects.need('S', 'L', [{ kind: 'collect_result', taskId: 'task-1' }]);
     dispatcher.complete('task-2', 'two');
     await settle();
     // task-2's watch was replaced by the collect: its end is not reported.
@@ -60,16 +60,16 @@ describe('the loop effect runner', () => {
 
   it('arms a deadline on the clock, re-arms it when moved, forgets it when no longer asked', async () => {
     const { effects, clock, answers } = runner();
-    effects.need('L', [{ kind: 'arm_deadline', deadline: 'round_timeout', at: 1_000 }]);
-    effects.need('L', [{ kind: 'arm_deadline', deadline: 'round_timeout', at: 2_000 }]);
+    effects.need('S', 'L', [{ kind: 'arm_deadline', deadline: 'round_timeout', at: 1_000 }]);
+    effects.need('S', 'L', [{ kind: 'arm_deadline', deadline: 'round_timeout', at: 2_000 }]);
     clock.advance(1_500);
     expect(answers).toEqual([]);
     clock.advance(500);
     expect(answers).toEqual([
       ['L', { type: 'loop.deadline_reached', deadline: 'round_timeout', at: 2_000 }],
     ]);
-    effects.need('L', [{ kind: 'arm_deadline', deadline: 'inter_round_delay', at: 3_000 }]);
-    effects.need('L', [{ kind: 'prepare' }]);
+    effects.need('S', 'L', [{ kind: 'arm_deadline', deadline: 'inter_round_delay', at: 3_000 }]);
+    effects.need('S', 'L', [{ kind: 'prepare' }]);
     clock.advance(5_000);
     expect(answers).toHaveLength(1);
   });
@@ -83,8 +83,8 @@ describe('the loop effect runner', () => {
       throw new Error('result lost');
     };
     const { effects, answers } = runner(throwing);
-    effects.need('L', [{ kind: 'dispatch_round', key: 'L:1', round }]);
-    effects.need('M', [{ kind: 'collect_result', taskId: 'task-9' }]);
+    effects.need('S', 'L', [{ kind: 'dispatch_round', key: 'L:1', round }]);
+    effects.need('S', 'M', [{ kind: 'collect_result', taskId: 'task-9' }]);
     await settle();
     expect(answers).toEqual([
       ['L', { type: 'loop.dispatch_failed', key: 'L:1', reason: 'no worker slots', at: 0 }],
@@ -94,7 +94,7 @@ describe('the loop effect runner', () => {
 
   it('without a dispatcher, prepare is refused with why', async () => {
     const { effects, answers } = runner(null);
-    effects.need('L', [{ kind: 'prepare' }]);
+    effects.need('S', 'L', [{ kind: 'prepare' }]);
     await settle();
     expect(answers[0]?.[1]).toMatchObject({
       type: 'loop.prepare_failed',
@@ -105,14 +105,14 @@ describe('the loop effect runner', () => {
   it('after stop, nothing is answered and nothing more is performed', async () => {
     const dispatcher = new ScriptedDispatcher();
     const { effects, clock, answers } = runner(dispatcher);
-    effects.need('L', [
+    effects.need('S', 'L', [
       { kind: 'dispatch_round', key: 'L:1', round },
       { kind: 'arm_deadline', deadline: 'round_timeout', at: 100 },
     ]);
     effects.stop();
     await settle();
     clock.advance(1_000);
-    effects.need('L', [{ kind: 'dispatch_round', key: 'L:2', round }]);
+    effects.need('S', 'L', [{ kind: 'dispatch_round', key: 'L:2', round }]);
     await settle();
     expect(answers).toEqual([]);
     expect(dispatcher.dispatchCalls).toBe(1);

@@ -152,10 +152,10 @@ describe('artifacts', () => {
       status: 'active',
       context: { nextSeq: 2, artifacts: [{ id: 'art-1', name: 'report' }] },
     });
-    const persisted = h.rb.system.getPersistedSnapshot() as unknown as {
-      children: Record<string, { snapshot: { children: Record<string, { src: string }> } }>;
+    const persisted = h.rb.system.system.get('session:S')?.getPersistedSnapshot() as unknown as {
+      children: Record<string, { src: string }>;
     };
-    expect(persisted.children['session:S']?.snapshot.children.artifacts?.src).toBe('artifacts');
+    expect(persisted.children.artifacts?.src).toBe('artifacts');
   });
 
   it('names may be in any script: a Chinese name is written, captured and matched by artifact_exists', async () => {

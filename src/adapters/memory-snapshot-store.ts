@@ -1,6 +1,7 @@
 import type {
   ClaimResult,
   FenceOptions,
+  ImmediateSessionAccess,
   LoadWakeUpsOptions,
   SaveOptions,
   SessionLease,
@@ -55,6 +56,10 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async load(id: string): Promise<string | undefined> {
+    return this.#loadNow(id);
+  }
+
+  #loadNow(id: string): string | undefined {
     return this.records.get(id);
   }
 
@@ -98,6 +103,20 @@ export class MemorySnapshotStore implements SnapshotStore {
     ttlMs: number,
     now: number,
   ): Promise<ClaimResult> {
+    return this.#claimNow(sessionId, owner, ttlMs, now);
+  }
+
+  /** The record and the claim of a session, answered at once. */
+  readonly immediate: ImmediateSessionAccess = {
+    load: (id) => this.#loadNow(id),
+    claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
+    renew: (leases, owner, ttlMs, now) =>
+      leases.flatMap((lease) =>
+        this.#renewNow(lease, owner, ttlMs, now) ? [] : [lease.sessionId],
+      ),
+  };
+
+  #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
     checkSessionId(sessionId);
     checkOwner(owner);
     checkTtl(ttlMs);
@@ -117,6 +136,10 @@ export class MemorySnapshotStore implements SnapshotStore {
     ttlMs: number,
     now: number,
   ): Promise<boolean> {
+    return this.#renewNow(lease, owner, ttlMs, now);
+  }
+
+  #renewNow(lease: SessionLease, owner: StoreOwner, ttlMs: number, now: number): boolean {
     const [checked] = checkLeases([lease]) as [SessionLease];
     checkOwner(owner);
     checkTtl(ttlMs);

@@ -5,6 +5,7 @@ import { describeValue, RoleboxError } from '../errors.js';
 import type {
   ClaimResult,
   FenceOptions,
+  ImmediateSessionAccess,
   LoadWakeUpsOptions,
   SaveOptions,
   SessionLease,
@@ -182,6 +183,10 @@ export class SqliteSnapshotStore implements SnapshotStore {
   }
 
   async load(id: string): Promise<string | undefined> {
+    return this.#loadNow(id);
+  }
+
+  #loadNow(id: string): string | undefined {
     return this.#run('read', () => this.#select.get(id)?.data);
   }
 
@@ -241,6 +246,31 @@ export class SqliteSnapshotStore implements SnapshotStore {
     ttlMs: number,
     now: number,
   ): Promise<ClaimResult> {
+    return this.#claimNow(sessionId, owner, ttlMs, now);
+  }
+
+  /** The record and the claim of a session, answered at once (better-sqlite3 is synchronous). */
+  readonly immediate: ImmediateSessionAccess = {
+    load: (id) => this.#loadNow(id),
+    claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
+    renew: (leases, owner, ttlMs, now) => {
+      const checked = checkLeases(leases);
+      checkOwner(owner);
+      checkTtl(ttlMs);
+      checkTime(now);
+      return this.#run('write', () =>
+        this.#db
+          .transaction(() =>
+            checked.flatMap((lease) =>
+              this.#renewNow(lease, owner, ttlMs, now) ? [] : [lease.sessionId],
+            ),
+          )
+          .immediate(),
+      );
+    },
+  };
+
+  #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
     checkSessionId(sessionId);
     checkOwner(owner);
     checkTtl(ttlMs);
@@ -273,12 +303,14 @@ export class SqliteSnapshotStore implements SnapshotStore {
     checkOwner(owner);
     checkTtl(ttlMs);
     checkTime(now);
+    return this.#run('write', () => this.#renewNow(checked, owner, ttlMs, now));
+  }
+
+  #renewNow(checked: SessionLease, owner: StoreOwner, ttlMs: number, now: number): boolean {
     // One statement: the row is checked and extended atomically.
-    return this.#run(
-      'write',
-      () =>
-        this.#extendClaim.run(now + ttlMs, checked.sessionId, checked.token, owner.ownerId, now)
-          .changes === 1,
+    return (
+      this.#extendClaim.run(now + ttlMs, checked.sessionId, checked.token, owner.ownerId, now)
+        .changes === 1
     );
   }
 

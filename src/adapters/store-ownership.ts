@@ -1,3 +1,4 @@
+import { isOwnerStopped } from '../base/local-owners.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { SessionLease, StoredRecord, StoreOwner, WakeUp } from '../ports/snapshot-store.js';
 import { isAlive } from './process-alive.js';
@@ -17,7 +18,8 @@ export type ClaimDecision = 'keep' | 'take' | 'refuse';
 
 /**
  * The claim rule both stores share. A dead owner is only recognised on the claimant's own
- * host: a pid means nothing on another machine, so there only the TTL frees a claim.
+ * host: a pid means nothing on another machine, so there only the TTL frees a claim. In
+ * this process, a rolebox that stopped counts as dead ({@link isOwnerStopped}).
  */
 export function decideClaim(
   row: ClaimRow | undefined,
@@ -28,6 +30,13 @@ export function decideClaim(
   if (row === undefined || row.expiresAt <= now) return 'take';
   if (row.owner.ownerId === owner.ownerId) return 'keep';
   if (row.owner.host === owner.host && !alive(row.owner.pid)) return 'take';
+  // A rolebox of this very process that stopped without letting go (its pid lives on).
+  if (
+    row.owner.host === owner.host &&
+    row.owner.pid === process.pid &&
+    isOwnerStopped(row.owner.ownerId)
+  )
+    return 'take';
   return 'refuse';
 }
 

@@ -62,14 +62,19 @@ interface ActorLike {
   readonly systemId?: string | undefined;
 }
 
-/** Our own actors have systemIds (`rolebox`, `session:…`, `fn:…`, `loop:…`, `artifacts:…`); invoked ones do not. */
+/**
+ * Our own actors have systemIds (`rolebox`, `shard:…`, `session:…`, `fn:…`, `loop:…`,
+ * `artifacts:…`); invoked ones do not.
+ */
 function isOurs(actor: ActorLike | undefined): actor is ActorLike & { systemId: string } {
   const id = actor?.systemId;
-  return id !== undefined && (id === SYSTEM_ACTOR_ID || /^(session|fn|loop|artifacts):/.test(id));
+  return (
+    id !== undefined && (id === SYSTEM_ACTOR_ID || /^(shard|session|fn|loop|artifacts):/.test(id))
+  );
 }
 
 /** The actor logics that are ours; every other child is an invoked actor reaching outside. */
-const OUR_ACTOR_SOURCES = new Set(['session', 'function', 'loop', 'artifacts']);
+const OUR_ACTOR_SOURCES = new Set(['shard', 'session', 'function', 'loop', 'artifacts']);
 
 /**
  * A persisted snapshot as a replay compares it: invoked actors (the dispatcher calls,

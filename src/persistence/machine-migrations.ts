@@ -26,6 +26,15 @@ function loopWithoutInvokedActors(snapshot: Json): Json {
 }
 
 /**
+ * System machine 1 → 2: the root spawns shards and keeps no per-session context any more
+ * (DESIGN §7). What a store holds of it never changed: the `$system` record is the loop
+ * registry alone, and session records are session subtrees, so nothing needs rewriting.
+ */
+function systemWithShards(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * The migrations rolebox itself ships, by machine and by the version they start from. A
  * record older than the code is brought up by them before any check; a version with no
  * migration here (or registered by the host) is refused.
@@ -35,7 +44,7 @@ export const MACHINE_MIGRATIONS: {
     Record<number, MachineMigration>
   >;
 } = {
-  system: {},
+  system: { 1: systemWithShards },
   session: {},
   function: {},
   loop: { 1: loopWithoutInvokedActors },

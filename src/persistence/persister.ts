@@ -1,7 +1,5 @@
-import type { InspectionEvent } from 'xstate';
-import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
-import type { SnapshotStore, StoredRecord } from '../ports/snapshot-store.js';
+import type { SessionLease, SnapshotStore, StoredRecord, WakeUp } from '../ports/snapshot-store.js';
 import { makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
 
 /** What the persister needs from its rolebox. */
@@ -14,6 +12,12 @@ export interface PersisterHost {
   sessionSnapshot(sessionId: string): unknown;
   /** The persisted state of the system actor itself (without its sessions). */
   systemSnapshot(): unknown;
+  /** Why a passivated session must be woken, as of its live state (written with its record). */
+  wakeUpOf(sessionId: string): WakeUp;
+  /** Our lease on a session, when we hold one (saves of the session are fenced by it). */
+  leaseOf(sessionId: string): SessionLease | undefined;
+  /** Sessions whose save the store refused: another process owns them now. */
+  onRefused(sessionIds: readonly string[]): void;
   /**
    * Called when a save fails, with the records it was writing (the changes stay pending;
    * the rolebox halts on it, SPEC §6).
@@ -21,25 +25,20 @@ export interface PersisterHost {
   onError(error: Error, recordIds: readonly string[]): void;
 }
 
-interface ActorLike {
-  readonly systemId?: string | undefined;
-  readonly _parent?: ActorLike | undefined;
-}
-
 /**
- * Writes what changed, and only that: one record per session subtree whose actors changed,
- * plus the system record when the system actor changed. Saves are debounced (`debounceMs`)
- * and written in one store transaction; `flush()` writes at once. The cost of a save
- * depends on the size of the changed sessions, not on how many sessions there are.
+ * Writes what changed, and only that: one record per session the runtime marked (a
+ * command went to it, or it answered one), with its wake-up in the same transaction, plus
+ * the system record when the loop registry changed. Saves are debounced (`debounceMs`) and
+ * fenced by our leases; `flush()` writes at once. The cost of a save depends on the size of
+ * the changed sessions, not on how many sessions there are.
  */
 export class Persister {
   readonly #host: PersisterHost;
   readonly #dirty = new Set<string>();
   readonly #deleted = new Set<string>();
-  /** Which record an actor belongs to, once found. */
-  readonly #recordOf = new WeakMap<object, string | null>();
   #timer: TimerHandle | undefined;
   #writing: Promise<void> = Promise.resolve();
+  #lastRegistry: unknown;
   /** How many records were written (for benchmarks and tests). */
   recordsWritten = 0;
 
@@ -47,28 +46,18 @@ export class Persister {
     this.#host = host;
   }
 
-  /** The inspection observer that marks a session dirty when any actor of its subtree changes. */
-  readonly observe = (event: InspectionEvent): void => {
-    if (event.type !== '@xstate.snapshot') return;
-    const record = this.#recordFor(event.actorRef as unknown as ActorLike);
-    if (record === null) return;
-    if (record === SYSTEM_RECORD_ID) {
-      // The root reports a snapshot for every event it routes; only its loop registry is
-      // its own state worth saving.
-      const registry = (event.snapshot as { context?: { loopRegistry?: unknown } }).context
-        ?.loopRegistry;
-      if (registry === this.#lastSystemState) return;
-      this.#lastSystemState = registry;
-    }
-    this.mark(record);
-  };
-  #lastSystemState: unknown;
-
   /** Marks a record (a session id, or the system record) as changed. */
   mark(recordId: string): void {
     this.#deleted.delete(recordId);
     this.#dirty.add(recordId);
     this.#schedule();
+  }
+
+  /** Marks the system record when the registry is not the one last written. */
+  markRegistry(registry: unknown): void {
+    if (registry === this.#lastRegistry) return;
+    this.#lastRegistry = registry;
+    this.mark(SYSTEM_RECORD_ID);
   }
 
   /** Marks a closed session's record for deletion. */
@@ -81,6 +70,11 @@ export class Persister {
   /** True while changes wait to be written. */
   get pending(): boolean {
     return this.#dirty.size > 0 || this.#deleted.size > 0;
+  }
+
+  /** True while this session's changes wait to be written. */
+  isPending(recordId: string): boolean {
+    return this.#dirty.has(recordId) || this.#deleted.has(recordId);
   }
 
   /** Writes every pending change now; resolves when the store has them. */
@@ -118,16 +112,33 @@ export class Persister {
     this.#deleted.clear();
     const now = this.#host.clock.now();
     const records: StoredRecord[] = [];
+    const wakeUps: WakeUp[] = [];
+    const leases: SessionLease[] = [];
     for (const id of dirty) {
-      const snapshot =
-        id === SYSTEM_RECORD_ID ? this.#host.systemSnapshot() : this.#host.sessionSnapshot(id);
-      if (snapshot !== undefined)
-        records.push({ id, data: JSON.stringify(makeEnvelope(id, snapshot, now)) });
+      const isSystem = id === SYSTEM_RECORD_ID;
+      const snapshot = isSystem ? this.#host.systemSnapshot() : this.#host.sessionSnapshot(id);
+      if (snapshot === undefined) continue;
+      records.push({ id, data: JSON.stringify(makeEnvelope(id, snapshot, now)) });
+      if (isSystem) continue;
+      wakeUps.push(this.#host.wakeUpOf(id));
+      const lease = this.#host.leaseOf(id);
+      if (lease) leases.push(lease);
+    }
+    for (const id of deleted) {
+      const lease = this.#host.leaseOf(id);
+      if (lease) leases.push(lease);
     }
     try {
-      if (records.length > 0) await this.#host.store.save(records);
-      if (deleted.length > 0) await this.#host.store.delete(deleted);
+      let refused: readonly string[] = [];
+      if (records.length > 0)
+        refused = (await this.#host.store.save(records, leases, { now, wakeUps })).refused;
+      if (deleted.length > 0)
+        refused = [
+          ...refused,
+          ...(await this.#host.store.delete(deleted, leases, { now })).refused,
+        ];
       this.recordsWritten += records.length;
+      if (refused.length > 0) this.#host.onRefused(refused);
     } catch (error) {
       // Nothing is lost: the records stay dirty and the next flush retries them.
       for (const id of dirty) if (!this.#deleted.has(id)) this.#dirty.add(id);
@@ -138,25 +149,5 @@ export class Persister {
       );
       throw error;
     }
-  }
-
-  /** The record an actor's changes belong to: its session, the system, or none. */
-  #recordFor(actor: ActorLike): string | null {
-    const known = this.#recordOf.get(actor);
-    if (known !== undefined) return known;
-    let record: string | null = null;
-    for (let current: ActorLike | undefined = actor; current; current = current._parent) {
-      const systemId = current.systemId;
-      if (systemId?.startsWith('session:')) {
-        record = systemId.slice('session:'.length);
-        break;
-      }
-      if (systemId === SYSTEM_ACTOR_ID) {
-        record = SYSTEM_RECORD_ID;
-        break;
-      }
-    }
-    this.#recordOf.set(actor, record);
-    return record;
   }
 }

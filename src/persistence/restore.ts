@@ -11,11 +11,17 @@ import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from './envelope.
 import type { MigrationRegistry } from './migrations.js';
 import { systemRecordSchema } from './snapshot-schemas.js';
 
-/** What `rb.start()` restored from the store, and what it could not. */
+/** What `rb.start()` found in the store. */
 export interface StartReport {
-  /** Sessions restored, by id: each one is live when `start()` resolves. */
+  /**
+   * Sessions restored at start. Always empty since sessions became virtual actors
+   * (DESIGN §7): a stored session is activated when it is used or woken, not at start.
+   * Kept so that code written for 0.1 still compiles.
+   */
   readonly restored: readonly string[];
-  /** Records that could not be restored, with why (they stay in the store, untouched). */
+  /** How many stored sessions wait for a wake-up (a deadline, a worker's end): each is activated then. */
+  readonly wakeUps: number;
+  /** Records that could not be read (the `$system` record), with why; they stay in the store, untouched. */
   readonly failed: readonly { readonly sessionId: string; readonly error: RoleboxError }[];
 }
 
@@ -225,32 +231,44 @@ export function reconcileLoopRegistry(
 }
 
 /**
- * The persisted snapshot of a whole system made of stored sessions: the root actor is
- * restored from it in one pass (children by their string key), which keeps restoring N
- * sessions linear.
+ * The persisted snapshot the root starts from: its shards (empty: sessions are activated
+ * on demand) and the loop registry read from the store.
  */
-export function buildSystemSnapshot(
-  sessions: readonly RestorableSession[],
-  loopRegistry: LoopRegistry,
-): unknown {
+export function rootSnapshotWith(loopRegistry: LoopRegistry, shards: number): unknown {
+  const children: Record<string, unknown> = {};
+  for (let index = 0; index < shards; index++) {
+    children[`shard:${index}`] = {
+      snapshot: { status: 'active', value: {}, historyValue: {}, context: { index }, children: {} },
+      src: 'shard',
+      systemId: `shard:${index}`,
+      syncSnapshot: false,
+    };
+  }
   return {
     status: 'active',
     value: {},
     historyValue: {},
-    context: {
-      sessions: Object.fromEntries(
-        sessions.map(({ sessionId, snapshot }) => [
-          sessionId,
-          { openedAt: snapshot.context.createdAt },
-        ]),
-      ),
-      loopRegistry,
-    },
-    children: Object.fromEntries(
-      sessions.map(({ sessionId, snapshot }) => [
-        `session:${sessionId}`,
-        { snapshot, src: 'session', systemId: `session:${sessionId}`, syncSnapshot: false },
-      ]),
-    ),
+    context: { shards, loopRegistry },
+    children,
   };
+}
+
+/**
+ * Reads the system record (the loop registry). A record that cannot be read is reported
+ * and an empty registry used: running loops register again as their sessions activate.
+ * Throws: `store_failed` when the store cannot be read.
+ */
+export async function loadLoopRegistry(
+  store: SnapshotStore,
+  migrations: MigrationRegistry,
+): Promise<{ loopRegistry: LoopRegistry; failed: StartReport['failed'] }> {
+  const text = await store.load(SYSTEM_RECORD_ID);
+  if (text === undefined) return { loopRegistry: { loops: {} }, failed: [] };
+  try {
+    const envelope = decodeEnvelope(SYSTEM_RECORD_ID, text, migrations);
+    return { loopRegistry: checkSystemRecord(envelope.snapshot).context.loopRegistry, failed: [] };
+  } catch (error) {
+    if (!isRoleboxError(error)) throw error;
+    return { loopRegistry: { loops: {} }, failed: [{ sessionId: SYSTEM_RECORD_ID, error }] };
+  }
 }

@@ -143,4 +143,23 @@ export interface SnapshotStore {
   loadWakeUps(options?: LoadWakeUpsOptions): Promise<WakeUp[]>;
   /** Releases the store (rb.stop calls it after the last flush). */
   close?(): Promise<void>;
+  /**
+   * Optional: a session's record and its claim answered at once, for stores that can (both
+   * built-in ones). With it, a passivated session is activated by any call to it, as a
+   * live one would answer; without it, only by `await rb.openSession({ id })`.
+   */
+  readonly immediate?: ImmediateSessionAccess;
+}
+
+/** The reads and claims a store can answer at once (see {@link SnapshotStore.immediate}). */
+export interface ImmediateSessionAccess {
+  /** One record, or undefined. */
+  load(id: string): string | undefined;
+  /** As {@link SnapshotStore.claim}. */
+  claim(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult;
+  /**
+   * As {@link SnapshotStore.renew}, for many leases in one go (one transaction).
+   * Returns: the session ids whose claim could not be renewed (expired, or taken).
+   */
+  renew(leases: readonly SessionLease[], owner: StoreOwner, ttlMs: number, now: number): string[];
 }

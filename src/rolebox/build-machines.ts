@@ -21,7 +21,10 @@ export interface RoleboxMachines {
  * machine around that: the very machines that run are the ones stored records are checked
  * against. `factories` (a replay on changed machines) replace the built-in ones.
  */
-export function buildMachines(env: MachineEnv, factories: MachineFactories = {}): RoleboxMachines {
+export function buildMachines(
+  env: MachineEnv & { readonly shards?: number },
+  factories: MachineFactories = {},
+): RoleboxMachines {
   const fn = (factories.function ?? createFunctionMachine)(env);
   const loop = (factories.loop ?? createLoopMachine)(env);
   const session = (factories.session ?? createSessionMachine)({

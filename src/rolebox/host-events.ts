@@ -1,3 +1,4 @@
+import type { LifecycleEvent } from '../runtime/session-runtime.js';
 import type { RemoteCommand } from '../session/commands.js';
 import type { EmittedEvent } from '../session/emitted.js';
 
@@ -10,6 +11,7 @@ export type { IdleReport } from '../session/emitted.js';
  */
 export type HostEvent =
   | EmittedEvent
+  | LifecycleEvent
   | {
       readonly type: 'inspector_command';
       readonly sessionId: string;

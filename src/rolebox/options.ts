@@ -64,6 +64,18 @@ export interface RoleboxOptions {
    * before a restart), `stop()` stops it.
    */
   readonly pipeline?: Pipeline;
+  /**
+   * With a store: a live session with no command for this long is passivated (saved,
+   * stopped, dropped from memory; it comes back on its next use). Default 300 000 (5 min);
+   * `Infinity` keeps sessions live.
+   */
+  readonly idleMs?: number;
+  /** With a store: above this many live sessions, the least recently used are passivated (default 10 000). */
+  readonly maxLiveSessions?: number;
+  /** Shard actors under the root; sessions are spread over them by a hash of their id (default 64). */
+  readonly shards?: number;
+  /** With a store: how long this process's claim on a session lasts unless renewed (default 30 000). */
+  readonly leaseMs?: number;
 }
 
 /** The options of one rolebox, checked and with their defaults filled in. */
@@ -81,6 +93,10 @@ export interface ResolvedOptions {
   readonly migrations: MigrationRegistry;
   readonly journal: boolean;
   readonly pipeline: Pipeline | undefined;
+  readonly idleMs: number;
+  readonly maxLiveSessions: number;
+  readonly shards: number;
+  readonly leaseMs: number;
 }
 
 /**
@@ -123,7 +139,27 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
       `saveDebounceMs must be a whole number of milliseconds, got ${describeValue(saveDebounceMs)}`,
     );
   }
+  const idleMs = options.idleMs ?? 300_000;
+  if (!(idleMs === Number.POSITIVE_INFINITY || (Number.isInteger(idleMs) && idleMs > 0))) {
+    throw new RoleboxError(
+      'invalid_argument',
+      `idleMs must be a whole number of milliseconds above 0, or Infinity, got ${describeValue(idleMs)}`,
+    );
+  }
+  const whole = (name: string, value: unknown, fallback: number, min: number): number => {
+    const chosen = value ?? fallback;
+    if (typeof chosen !== 'number' || !Number.isInteger(chosen) || chosen < min)
+      throw new RoleboxError(
+        'invalid_argument',
+        `${name} must be a whole number of at least ${min}, got ${describeValue(chosen)}`,
+      );
+    return chosen;
+  };
   return {
+    idleMs,
+    maxLiveSessions: whole('maxLiveSessions', options.maxLiveSessions, 10_000, 1),
+    shards: whole('shards', options.shards, 64, 1),
+    leaseMs: whole('leaseMs', options.leaseMs, 30_000, 10),
     catalog: new FunctionCatalog(options.functions ?? []),
     conditions: options.conditions ?? defaultConditionRegistry,
     clock: options.clock ?? realClock,
@@ -147,7 +183,19 @@ const DISPATCHER_METHODS = [
   'cancelRound',
   'onTerminated',
 ] as const;
-const STORE_METHODS = ['loadAll', 'load', 'save', 'delete'] as const;
+const STORE_METHODS = [
+  'loadAll',
+  'loadByPrefix',
+  'load',
+  'save',
+  'delete',
+  'claim',
+  'renew',
+  'release',
+  'setWakeUps',
+  'clearWakeUps',
+  'loadWakeUps',
+] as const;
 
 /** `a, b and c`. */
 function listed(names: readonly string[]): string {

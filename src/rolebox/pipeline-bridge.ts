@@ -1,8 +1,8 @@
 import { isRoleboxError } from '../errors.js';
 import { PIPELINE_SOURCE_TYPES, type RoleboxSourcePayloads } from '../pipeline/catalogue.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import type { SessionSnapshot, SystemAccess } from '../runtime/system-access.js';
 import type { HostEvent } from './host-events.js';
-import type { SessionSnapshot, SystemAccess } from './system-access.js';
 import { runtimePhaseOf } from './views.js';
 
 /** What the bridge needs of its rolebox: the actors to watch, its host events, where errors go. */
@@ -169,6 +169,7 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
         });
         return;
       case 'session_opened':
+      case 'session_activated':
         watchSession(event.sessionId);
         return;
       case 'loop_started':

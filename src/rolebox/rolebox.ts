@@ -1,20 +1,28 @@
+import { hostname } from 'node:os';
 import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
-import { SYSTEM_ACTOR_ID, sessionActorId } from '../base/actor-ids.js';
+import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { markOwnerStopped } from '../base/local-owners.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { loopEffectStateOf, loopEffectsOf } from '../loop/effects.js';
+import type { LoopRegistry } from '../loop/registry.js';
 import { checkSessionSnapshot } from '../persistence/check-snapshot.js';
 import { decodeEnvelope } from '../persistence/envelope.js';
 import { JournalRecorder, type RecordedRun } from '../persistence/journal.js';
 import { Persister } from '../persistence/persister.js';
 import {
-  buildSystemSnapshot,
-  loadStoredSessions,
+  loadLoopRegistry,
+  reconcileLoopRegistry,
+  rootSnapshotWith,
   type StartReport,
   withoutSharedSystemIds,
 } from '../persistence/restore.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import type { StoreOwner } from '../ports/snapshot-store.js';
 import { LoopEffectRunner } from '../runtime/loop-effect-runner.js';
+import { SessionDirectory } from '../runtime/session-directory.js';
+import { SessionRuntime } from '../runtime/session-runtime.js';
+import { SystemAccess } from '../runtime/system-access.js';
+import type { LoopCascadeRequest } from '../session/emitted.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
 import { buildMachines, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
@@ -24,12 +32,23 @@ import { type ResolvedOptions, type RoleboxOptions, resolveRoleboxOptions } from
 import { connectPipeline } from './pipeline-bridge.js';
 import { applyRemoteCommand } from './remote-command.js';
 import { SessionHandle, type SessionHost } from './session-handle.js';
-import { SystemAccess } from './system-access.js';
 
 export type { HostEventHandler } from './host-event-hub.js';
 export type { InspectOption, RoleboxOptions } from './options.js';
 
 const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Options of {@link Rolebox.openSession}. */
+export interface OpenSessionOptions {
+  /** The session's id (default: a new one); the id of a stored session activates it. */
+  readonly id?: string;
+  /** How its workers' artifacts become facts (default `user_confirmed`). */
+  readonly acceptanceMode?: AcceptanceMode;
+  /** When the session is live already: `'refuse'` it (`duplicate_session`, the default) or `'reuse'` it. */
+  readonly ifOpen?: 'refuse' | 'reuse';
+  /** When another process drives the session: wait until it lets go, instead of refusing. */
+  readonly wait?: boolean;
+}
 
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
@@ -45,7 +64,11 @@ export class Rolebox {
   readonly #persister: Persister | undefined;
   #inspection: Inspection | undefined;
   /** Performs the loops' effects (dispatch, watch, collect, cancel, deadlines). */
-  #runner: LoopEffectRunner | undefined;
+  readonly #runner: LoopEffectRunner;
+  /** Activation, passivation, claims and wake-ups of sessions. */
+  readonly #runtime: SessionRuntime;
+  /** Who this rolebox is in the store's claims. */
+  readonly #owner: StoreOwner;
   #recorder: JournalRecorder | undefined;
   #startReport: StartReport | undefined;
   #disconnectPipeline: (() => void) | undefined;
@@ -64,13 +87,30 @@ export class Rolebox {
       conditions: resolved.conditions,
       limits: resolved.limits,
       clock: resolved.clock,
+      shards: resolved.shards,
       ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
     });
-    this.#access = new SystemAccess(
-      (events) => this.#hub.deliver(events),
-      () => this.#requireStarted(),
+    this.#owner = { ownerId: resolved.ids.next('owner_'), pid: process.pid, host: hostname() };
+    const access = new SystemAccess(
+      {
+        deliver: (events) => this.#hub.deliver(events),
+        gate: () => this.#requireStarted(),
+        activate: (sessionId) => this.#runtime.activateNow(sessionId),
+        touched: (sessionIds) => this.#touched(sessionIds),
+        loopEffects: (request) =>
+          this.#runner.need(request.sessionId, request.loopId, request.effects),
+        cascade: (request) => this.#cascade(request),
+      },
+      new SessionDirectory(),
     );
-    const access = this.#access;
+    this.#access = access;
+    this.#runner = new LoopEffectRunner({
+      dispatcher: resolved.dispatcher,
+      clock: resolved.clock,
+      answer: (sessionId, loopId, answer) => {
+        if (this.#state === 'started') access.answerLoop(sessionId, loopId, answer);
+      },
+    });
     this.#persister = resolved.store
       ? new Persister({
           store: resolved.store,
@@ -78,9 +118,36 @@ export class Rolebox {
           debounceMs: resolved.saveDebounceMs,
           sessionSnapshot: (sessionId) => access.persistedSession(sessionId),
           systemSnapshot: () => ({ context: { loopRegistry: access.loopRegistry() } }),
+          wakeUpOf: (sessionId) => this.#runtime.wakeUpOf(sessionId),
+          leaseOf: (sessionId) => access.directory.get(sessionId)?.lease,
+          onRefused: (sessionIds) => this.#runtime.drop(sessionIds),
           onError: (error, sessionIds) => this.#halt(error, sessionIds),
         })
       : undefined;
+    this.#runtime = new SessionRuntime(
+      {
+        access,
+        runner: this.#runner,
+        persister: this.#persister,
+        store: resolved.store,
+        clock: resolved.clock,
+        dispatcher: resolved.dispatcher,
+        restore: (sessionId, stored) => this.#restore(sessionId, stored),
+        emit: (event) => this.#hub.deliver([event]),
+        report: (error, sessionId) =>
+          this.#hub.deliver([{ type: 'error', ...(sessionId ? { sessionId } : {}), error }]),
+      },
+      {
+        idleMs: resolved.idleMs,
+        maxLiveSessions: resolved.maxLiveSessions,
+        leaseMs: resolved.leaseMs,
+        owner: this.#owner,
+        round: {
+          roundTimeoutMs: resolved.limits.roundTimeoutMs,
+          seedCharCap: resolved.limits.seedCharCap,
+        },
+      },
+    );
     this.#sessionHost = {
       access,
       catalog: resolved.catalog,
@@ -92,6 +159,7 @@ export class Rolebox {
       now: () => resolved.clock.now(),
       close: (sessionId) => {
         access.dispatch({ type: 'system.close_session', sessionId, at: resolved.clock.now() });
+        this.#runtime.closed(sessionId);
         this.#persister?.markDeleted(sessionId);
       },
     };
@@ -103,10 +171,12 @@ export class Rolebox {
   }
 
   /**
-   * Starts the actor system. With a store, first restores every stored session (their
-   * functions, loops and artifacts with them); restored loops reconcile with the
-   * dispatcher and re-arm their deadlines. A record that cannot be restored is reported
-   * (in the result and as an `error` host event) and left in the store; the others restore.
+   * Starts the actor system. Nothing is restored yet: a stored session is activated when it
+   * is used (a command, `openSession({ id })`) or woken (its deadline, its worker's end),
+   * which reconciles its loop with the dispatcher and re-arms its deadlines. With a store,
+   * `start()` reads the loop registry and arms the stored wake-ups only, whatever the
+   * number of stored sessions. A system record that cannot be read is reported (in the
+   * result and as an `error` host event).
    * Call once, before opening sessions.
    * Throws: `stopped` after `stop()`; `store_failed` when the store cannot be read.
    */
@@ -114,58 +184,72 @@ export class Rolebox {
     if (this.#state === 'stopped')
       throw new RoleboxError('stopped', 'this rolebox has been stopped; create a new one');
     if (this.#startReport) return this.#startReport;
-    const { store, catalog, migrations } = this.#options;
-    let snapshot: unknown;
-    let report: StartReport = { restored: [], failed: [] };
-    if (store) {
-      const stored = await loadStoredSessions(store, this.#machines, catalog, migrations);
-      if (stored.sessions.length > 0 || Object.keys(stored.loopRegistry.loops).length > 0) {
-        snapshot = buildSystemSnapshot(stored.sessions, stored.loopRegistry);
-      }
-      report = {
-        restored: stored.sessions.map((session) => session.sessionId),
-        failed: stored.failed,
-      };
-    }
+    const { store, migrations, shards } = this.#options;
+    let loopRegistry: LoopRegistry = { loops: {} };
+    let failed: StartReport['failed'] = [];
+    if (store) ({ loopRegistry, failed } = await loadLoopRegistry(store, migrations));
     this.#inspection = startInspection(this.#options.inspect, (actor, command) =>
       this.#inspectorCommand(actor, command),
     );
     const actor = createActor(this.#machines.system, {
       systemId: SYSTEM_ACTOR_ID,
       ...(this.#inspection.observer ? { inspect: this.#inspection.observer } : {}),
-      ...(snapshot === undefined ? {} : { snapshot: snapshot as never }),
+      snapshot: rootSnapshotWith(loopRegistry, shards) as never,
     });
     this.#access.attach(actor);
-    const runner = new LoopEffectRunner({
-      dispatcher: this.#options.dispatcher,
-      clock: this.#options.clock,
-      answer: (loopId, answer) => {
-        if (this.#state === 'started') this.#access.answerLoop(loopId, answer);
-      },
-    });
-    this.#runner = runner;
-    this.#access.onLoopEffects((request) => runner.need(request.loopId, request.effects));
+    // Once the actor system has stopped (rb.stop, a halt, a root in error, or a test that
+    // stops it dead) this rolebox drives nothing: its claims stop being renewed and, in
+    // this process, count as free at once (as a dead process's would).
+    const stopped = () => {
+      markOwnerStopped(this.#owner.ownerId);
+      this.#runtime.halt();
+    };
     actor.subscribe({
-      error: (error) => this.#hub.deliver([{ type: 'error', error: toError(error) }]),
+      error: (error) => {
+        stopped();
+        this.#hub.deliver([{ type: 'error', error: toError(error) }]);
+      },
+      complete: stopped,
     });
-    if (this.#persister) actor.system.inspect(this.#persister.observe);
     if (this.#options.journal) {
       this.#recorder = new JournalRecorder(this.#options.clock, () => actor.getPersistedSnapshot());
       actor.system.inspect(this.#recorder.observe);
     }
     this.#state = 'started';
+    let report: StartReport = { restored: [], wakeUps: 0, failed };
     this.#startReport = report;
     actor.start();
-    report = verifyRestored(actor, report);
-    this.#startReport = report;
-    // Restored loops ask for nothing by themselves (a restore enters no state): ask for
-    // them what their state needs. This is restart reconciliation (SPEC §3.6).
-    for (const sessionId of report.restored) this.#rearmLoop(sessionId);
     this.#recorder?.begin();
-    for (const failure of report.failed)
+    for (const failure of failed)
       this.#hub.deliver([{ type: 'error', sessionId: failure.sessionId, error: failure.error }]);
+    report = { ...report, wakeUps: await this.#runtime.start() };
+    this.#startReport = report;
     if (this.#options.pipeline) await this.#startPipeline(this.#options.pipeline);
     return report;
+  }
+
+  /** After a command: the sessions it touched are used now and must be saved. */
+  #touched(sessionIds: ReadonlySet<string>): void {
+    const now = this.#options.clock.now();
+    for (const sessionId of sessionIds) {
+      if (!this.#access.isLive(sessionId)) continue;
+      this.#access.directory.touch(sessionId, now);
+      this.#persister?.mark(sessionId);
+    }
+    if (this.#persister && this.#access.attached)
+      this.#persister.markRegistry(this.#access.loopRegistry());
+  }
+
+  /** A cancelNow that cascades: each child loop's session is stopped now (activated if need be). */
+  #cascade(request: LoopCascadeRequest): void {
+    for (const { sessionId } of request.loops) {
+      if (!this.#access.isLive(sessionId) && !this.#runtime.activateNow(sessionId)) continue;
+      this.#access.dispatch({
+        type: 'system.deliver',
+        sessionId,
+        command: { type: 'session.stop_loop', now: true, at: request.at },
+      });
+    }
   }
 
   /** Connects the pipeline both ways, then lets it run what was enqueued before a restart. */
@@ -237,7 +321,8 @@ export class Rolebox {
     this.#failure = failure;
     this.#state = 'halted';
     this.#persister?.dispose();
-    this.#runner?.stop();
+    this.#runner.stop();
+    void this.#runtime.stop();
     this.#access.root.stop();
     this.#options.dispatcher?.close?.();
     this.#hub.deliver([{ type: 'error', error: failure }]);
@@ -245,14 +330,16 @@ export class Rolebox {
 
   /**
    * Opens a session and returns its handle: a new one, or, given the `id` of a stored
-   * session, that session restored from the store.
-   * Throws: `duplicate_session` when `id` is live (or being opened), `invalid_argument` for a
-   * bad id or acceptance mode, `invalid_snapshot`/`snapshot_too_new` for a stored record that
-   * cannot be restored, `not_started` before `start()`.
+   * session, that session activated from the store. `ifOpen: 'reuse'` makes it a get-or-open:
+   * a session already live is returned as it is (the default, `'refuse'`, is
+   * `duplicate_session`). A session another process drives is refused, or, with
+   * `wait: true`, waited for until that process releases it or its claim runs out.
+   * Throws: `duplicate_session` when `id` is live (or being opened) and not reused,
+   * `session_owned_elsewhere` naming the owner, `invalid_argument` for a bad id or option,
+   * `invalid_snapshot`/`snapshot_too_new` for a stored record that cannot be restored,
+   * `not_started` before `start()`.
    */
-  async openSession(
-    options: { readonly id?: string; readonly acceptanceMode?: AcceptanceMode } = {},
-  ): Promise<SessionHandle> {
+  async openSession(options: OpenSessionOptions = {}): Promise<SessionHandle> {
     this.#requireStarted();
     if (typeof options !== 'object' || options === null) {
       throw new RoleboxError(
@@ -268,7 +355,7 @@ export class Rolebox {
         { id },
       );
     }
-    const { acceptanceMode } = options;
+    const { acceptanceMode, ifOpen = 'refuse', wait = false } = options;
     if (acceptanceMode !== undefined && !ACCEPTANCE_MODES.includes(acceptanceMode)) {
       throw new RoleboxError(
         'invalid_argument',
@@ -276,35 +363,68 @@ export class Rolebox {
         { acceptanceMode },
       );
     }
-    if (this.#access.isLive(id) || this.#opening.has(id))
+    if (ifOpen !== 'refuse' && ifOpen !== 'reuse')
+      throw new RoleboxError(
+        'invalid_argument',
+        `ifOpen must be "refuse" or "reuse", got ${describeValue(ifOpen)}`,
+      );
+    if (typeof wait !== 'boolean')
+      throw new RoleboxError(
+        'invalid_argument',
+        `wait must be a boolean, got ${describeValue(wait)}`,
+      );
+    const reuse = () => {
+      this.#access.directory.touch(id, this.#options.clock.now());
+      return new SessionHandle(id, this.#sessionHost);
+    };
+    if (this.#access.isLive(id) || this.#opening.has(id)) {
+      if (ifOpen === 'reuse' && this.#access.isLive(id)) return reuse();
       throw new RoleboxError('duplicate_session', `session ${describeValue(id)} is already open`, {
         id,
       });
-    const { store } = this.#options;
-    if (options.id !== undefined && store) {
-      // Reading the store takes a tick: a second open of the same id meanwhile is refused
-      // above instead of both resolving to one session.
-      this.#opening.add(id);
-      let stored: string | undefined;
-      try {
-        stored = await store.load(id);
-      } finally {
-        this.#opening.delete(id);
-      }
-      this.#requireStarted();
-      if (stored !== undefined) return this.#restoreSession(id, stored);
     }
-    this.#access.dispatch({
-      type: 'system.open_session',
-      sessionId: id,
-      at: this.#options.clock.now(),
-      ...(acceptanceMode ? { acceptanceMode } : {}),
-    });
-    return new SessionHandle(id, this.#sessionHost);
+    const { store } = this.#options;
+    // Claiming and reading the store take a tick: a second open of the same id meanwhile is
+    // refused above instead of both resolving to one session.
+    this.#opening.add(id);
+    try {
+      const lease = await this.#runtime.claim(id, wait);
+      this.#requireStarted();
+      const stored = options.id !== undefined && store ? await store.load(id) : undefined;
+      this.#requireStarted();
+      if (this.#access.isLive(id)) {
+        // Activated meanwhile (its wake-up, a command): it is the session asked for.
+        if (ifOpen === 'reuse') return reuse();
+        throw new RoleboxError(
+          'duplicate_session',
+          `session ${describeValue(id)} is already open`,
+          { id },
+        );
+      }
+      if (stored !== undefined) {
+        this.#runtime.bringIn(id, stored, lease);
+        return new SessionHandle(id, this.#sessionHost);
+      }
+      // In the directory first: the open is a command to a live session (saved with it).
+      this.#runtime.opened(id, lease);
+      this.#access.dispatch({
+        type: 'system.open_session',
+        sessionId: id,
+        at: this.#options.clock.now(),
+        ...(acceptanceMode ? { acceptanceMode } : {}),
+      });
+      return new SessionHandle(id, this.#sessionHost);
+    } finally {
+      this.#opening.delete(id);
+    }
   }
 
-  /** Restores one stored session into the running system (decoded and checked first). */
-  #restoreSession(id: string, stored: string): SessionHandle {
+  /**
+   * Restores one stored session into the running system (decoded and checked first; its
+   * actors must not clash with the live ones, or the whole root would be in error), and
+   * brings the loop registry in line with it.
+   */
+  #restore(id: string, stored: string): void {
     const envelope = decodeEnvelope(id, stored, this.#options.migrations);
     const checked = checkSessionSnapshot(
       id,
@@ -312,10 +432,11 @@ export class Rolebox {
       this.#machines,
       this.#options.catalog,
     );
-    // Its actors must not clash with the live ones (a duplicate systemId would put the
-    // whole root in error).
     const { clashes } = withoutSharedSystemIds([{ sessionId: id, ...checked }], {
-      live: (systemId) => (this.#access.actor(systemId) ? 'a live session' : undefined),
+      live: (systemId) =>
+        this.#access.actor(systemId)
+          ? (this.#access.sessionOf(systemId) ?? 'a live session')
+          : undefined,
     });
     if (clashes[0]) throw clashes[0].error;
     this.#access.dispatch({
@@ -324,29 +445,22 @@ export class Rolebox {
       openedAt: checked.snapshot.context.createdAt,
       snapshot: checked.snapshot,
     });
-    this.#rearmLoop(id);
-    return new SessionHandle(id, this.#sessionHost);
+    const before = this.#access.loopRegistry();
+    const loopRegistry = reconcileLoopRegistry(before, [{ sessionId: id, ...checked }]);
+    if (JSON.stringify(loopRegistry) !== JSON.stringify(before))
+      this.#access.dispatch({ type: 'system.set_loop_registry', loopRegistry });
   }
 
-  /** Asks for the session's live loop (if any) what its state needs from the world. */
-  #rearmLoop(sessionId: string): void {
-    const loopId = this.#access.readSession(sessionId)?.context.activeLoopId;
-    const loop = loopId ? this.#access.loopActor(loopId)?.getSnapshot() : undefined;
-    if (!loopId || !loop) return;
-    const { roundTimeoutMs, seedCharCap } = this.#options.limits;
-    this.#runner?.need(
-      loopId,
-      loopEffectsOf(loopEffectStateOf(loop.value), loop.context, { roundTimeoutMs, seedCharCap }),
-    );
-  }
-
-  /** The handle of a live session. Throws: `unknown_session`. */
+  /** The handle of a session, activating it when it is passivated. Throws: `unknown_session`. */
   session(id: string): SessionHandle {
     this.#access.requireSession(id);
     return new SessionHandle(id, this.#sessionHost);
   }
 
-  /** Ids of the live sessions, in the order they were opened. */
+  /**
+   * Ids of the sessions live in this process, least recently used first (the next to be
+   * passivated first). A passivated session is not listed: it lives in the store.
+   */
   sessions(): string[] {
     return this.#state === 'started' ? this.#access.sessionIds() : [];
   }
@@ -380,7 +494,8 @@ export class Rolebox {
           await this.#persister?.flush();
         } finally {
           this.#persister?.dispose();
-          this.#runner?.stop();
+          this.#runner.stop();
+          await this.#runtime.stop();
           this.#access.root.stop();
         }
       }
@@ -409,34 +524,6 @@ export class Rolebox {
     if (this.#state === 'stopped')
       throw new RoleboxError('stopped', 'this rolebox has been stopped');
   }
-}
-
-/**
- * The report as it stands once the system runs: a session counts as restored only when its
- * actor is live. The records were checked whole, so a restore that still fails is a bug;
- * it is reported against every session it took down rather than listed as restored.
- */
-function verifyRestored(actor: Actor<SystemMachine>, report: StartReport): StartReport {
-  const root = actor.getSnapshot();
-  const failed = [...report.failed];
-  const restored: string[] = [];
-  for (const sessionId of report.restored) {
-    const session = actor.system.get(sessionActorId(sessionId));
-    if (root.status === 'active' && session?.getSnapshot().status === 'active') {
-      restored.push(sessionId);
-      continue;
-    }
-    const cause = root.status === 'error' ? root.error : session?.getSnapshot().error;
-    failed.push({
-      sessionId,
-      error: new RoleboxError(
-        'invalid_snapshot',
-        `stored session ${describeValue(sessionId)} could not be restored: ${cause instanceof Error ? cause.message : describeValue(cause ?? 'its actor is not live')}`,
-        { sessionId },
-      ),
-    });
-  }
-  return { restored, failed };
 }
 
 /**

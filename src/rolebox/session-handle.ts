@@ -8,6 +8,7 @@ import { promptFingerprint } from '../loop/fingerprint.js';
 import { parseLoopCommand } from '../loop/parse-loop-command.js';
 import { checkLoopRegistration } from '../loop/registry.js';
 import type { LoopState } from '../loop/types.js';
+import type { FunctionRead, SessionRead, SystemAccess } from '../runtime/system-access.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
 import type { SessionCommand } from '../session/commands.js';
@@ -27,7 +28,6 @@ import { parseSignalArgs, type SignalArgs } from '../signal/schema.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { ArtifactsHandle } from './artifacts-handle.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
-import type { FunctionRead, SessionRead, SystemAccess } from './system-access.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
 /** Signal arguments as a host passes them; validated on the way in. */

@@ -9,12 +9,14 @@ export interface LoopEffectRunnerDeps {
   /** Runs rounds; without one, `prepare` is answered with `loop.prepare_failed`. */
   readonly dispatcher: Dispatcher | undefined;
   readonly clock: Clock;
-  /** Delivers an answer to the loop (dropped by the caller when the loop is gone). */
-  answer(loopId: string, answer: LoopAnswer): void;
+  /** Delivers an answer to the loop of session `sessionId` (dropped when the loop is gone). */
+  answer(sessionId: string, loopId: string, answer: LoopAnswer): void;
 }
 
 /** What one loop has running out there: the task it watches, the deadlines it waits for. */
 interface LoopWatches {
+  /** The session the loop runs in (answers go there). */
+  sessionId: string;
   watch?: { readonly taskId: string; stop(): void };
   readonly deadlines: Map<LoopDeadline, { readonly at: number; readonly handle: TimerHandle }>;
   /** One-shot effects in flight (by their identity), so that asking twice performs once. */
@@ -39,17 +41,22 @@ export class LoopEffectRunner {
     this.#deps = deps;
   }
 
-  /** The loop's needs as of its current state: the full set. An empty set forgets the loop. */
-  need(loopId: string, effects: readonly LoopEffect[]): void {
+  /**
+   * The needs of loop `loopId` of session `sessionId` as of its current state: the full
+   * set. An empty set forgets the loop.
+   */
+  need(sessionId: string, loopId: string, effects: readonly LoopEffect[]): void {
     if (this.#stopped) return;
     if (effects.length === 0) {
       this.drop(loopId);
       return;
     }
     const loop: LoopWatches = this.#loops.get(loopId) ?? {
+      sessionId,
       deadlines: new Map(),
       inFlight: new Set(),
     };
+    loop.sessionId = sessionId;
     this.#loops.set(loopId, loop);
     const watched = effects.find((effect) => effect.kind === 'watch_task');
     if (loop.watch && loop.watch.taskId !== watched?.taskId) {
@@ -81,7 +88,7 @@ export class LoopEffectRunner {
   #perform(loopId: string, loop: LoopWatches, effect: LoopEffect): void {
     const { dispatcher, clock } = this.#deps;
     const answer = (event: LoopAnswer) => {
-      if (!this.#stopped) this.#deps.answer(loopId, event);
+      if (!this.#stopped) this.#deps.answer(loop.sessionId, loopId, event);
     };
     const once = (id: string, run: () => Promise<LoopAnswer>) => {
       if (loop.inFlight.has(id)) return;

@@ -108,5 +108,16 @@ export interface LoopEffectsRequest {
   readonly effects: readonly LoopEffect[];
 }
 
-/** Everything the actor system emits: host events, and loop effects for the runtime. */
-export type SystemEmitted = EmittedEvent | LoopEffectsRequest;
+/**
+ * A cancelNow that cascades (SPEC §3.5): these child loops, started from the cancelled
+ * loop's workers, must be cancelled at once; the runtime reaches their sessions (activating
+ * a passivated one). Not a host event.
+ */
+export interface LoopCascadeRequest {
+  readonly type: 'loop_cascade';
+  readonly loops: readonly { readonly loopId: string; readonly sessionId: string }[];
+  readonly at: number;
+}
+
+/** Everything the actor system emits: host events, and what only the runtime handles. */
+export type SystemEmitted = EmittedEvent | LoopEffectsRequest | LoopCascadeRequest;

@@ -3,15 +3,31 @@ import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SessionCommand } from '../session/commands.js';
 import type { SystemEmitted } from '../session/emitted.js';
+import type { SessionInput } from '../session/machine-types.js';
 import type { AcceptanceMode } from '../session/runtime-types.js';
 
-/** The context of the root system actor: the registry of live sessions. Plain JSON. */
+/**
+ * The context of the root system actor. Plain JSON, and nothing per session: which
+ * sessions are live is the host runtime's directory; sessions live under the shards.
+ */
 export interface SystemContext {
-  /** Live sessions by id; each is a child actor `session:<id>`. */
-  readonly sessions: Readonly<Record<string, { readonly openedAt: number }>>;
-  /** Every loop started, for ancestry, recursion and tree-size checks. */
+  /** How many shard children (`shard:<k>`) the root has. */
+  readonly shards: number;
+  /** Every unfinished loop tree, for ancestry, recursion and tree-size checks. */
   readonly loopRegistry: LoopRegistry;
 }
+
+/** What the root sends a shard, and what the shard's sessions send it on their way up. */
+export type ShardEvent =
+  | { readonly type: 'shard.spawn'; readonly input: SessionInput }
+  | { readonly type: 'shard.stop'; readonly sessionId: string }
+  | {
+      readonly type: 'shard.deliver';
+      readonly sessionId: string;
+      readonly command: SessionCommand;
+    }
+  | SystemLoopEvent
+  | { readonly type: 'host'; readonly event: SystemEmitted };
 
 /** What sessions report to the system about their loops. */
 export type SystemLoopEvent =
@@ -38,6 +54,10 @@ export type SystemEvent =
       readonly snapshot: unknown;
     }
   | { readonly type: 'system.close_session'; readonly sessionId: string; readonly at: number }
+  /** Replaces the loop registry (brought in line with a session just activated). */
+  | { readonly type: 'system.set_loop_registry'; readonly loopRegistry: LoopRegistry }
+  /** Stops a live session's actors, its record kept: it is passivated (the runtime saved it). */
+  | { readonly type: 'system.passivate_session'; readonly sessionId: string }
   | {
       readonly type: 'system.deliver';
       readonly sessionId: string;

@@ -13,6 +13,7 @@ import {
   type RecordedRun,
   reviveEvent,
 } from '../persistence/journal.js';
+import { shardsOfRun, upgradeRecordedRun } from '../persistence/run-migrations.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { SimulatedClock } from './simulated-clock.js';
 
@@ -60,16 +61,19 @@ export interface ReplayReport {
  * Use when: a test must prove that code changes did not change behaviour on real runs.
  */
 export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayReport {
-  const checked = parseRecordedRun(run);
-  const catalog = new FunctionCatalog(options.functions ?? checked.functions);
+  const parsed = parseRecordedRun(run);
+  const catalog = new FunctionCatalog(options.functions ?? parsed.functions);
   const machine = createSystemMachine({
     catalog,
     conditions: options.conditions ?? defaultConditionRegistry,
-    limits: options.limits ?? checked.limits,
+    limits: options.limits ?? parsed.limits,
     clock: new SimulatedClock(),
     externalActors: 'recorded',
+    shards: shardsOfRun(parsed),
     ...(options.machines ? { factories: options.machines } : {}),
   });
+  // A run recorded before sessions moved under shards replays in today's shape.
+  const checked = upgradeRecordedRun(parsed, createActor(machine).getPersistedSnapshot());
   const actor = createActor(machine, {
     systemId: SYSTEM_ACTOR_ID,
     snapshot: checked.initial as never,
@@ -183,5 +187,7 @@ function actorOf(path: string): string {
 }
 
 function formatDifference(difference: Difference): string {
-  return `${difference.path}: expected ${describeValue(difference.expected)}, got ${describeValue(difference.actual)}`;
+  // Which shard holds a session is bookkeeping: paths start at the session.
+  const path = difference.path.replace(/^children\.shard:\d+\.snapshot\./, '');
+  return `${path}: expected ${describeValue(difference.expected)}, got ${describeValue(difference.actual)}`;
 }

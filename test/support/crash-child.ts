@@ -1,7 +1,8 @@
 // A rolebox process for the crash tests: starts (or resumes) a three-round loop with the
 // SQLite store and the command dispatcher. Every host event is printed as one JSON line,
 // and only once the state it reflects has been flushed to the store, so the test knows
-// exactly what was saved when it kills this process.
+// exactly what was saved when it kills this process. On `resume` it only starts: the
+// stored loop's wake-up (its deadline, its worker's end) activates the session.
 //   tsx --conditions=source crash-child.ts <start|resume> <db> <stateDir> <worker command> <delayMs>
 import {
   CommandDispatcher,
@@ -51,7 +52,7 @@ rb.on('*', print);
 
 const report = await rb.start();
 process.stdout.write(
-  `${JSON.stringify({ type: 'started', mode, restored: report.restored, failed: report.failed.length })}\n`,
+  `${JSON.stringify({ type: 'started', mode, restored: report.restored, wakeUps: report.wakeUps, failed: report.failed.length })}\n`,
 );
 if (mode === 'start') {
   const session = await rb.openSession({ id: 'S' });

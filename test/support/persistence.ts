@@ -5,6 +5,7 @@ import {
   type HostEvent,
   MemorySnapshotStore,
   type Rolebox,
+  RoleboxError,
   type RoleboxLimits,
   type SnapshotStore,
 } from '../../src/index.js';
@@ -40,6 +41,8 @@ export async function boot(
     dispatcher?: ScriptedDispatcher;
     functions?: FunctionSpec[];
     limits?: Partial<RoleboxLimits>;
+    /** Activate every stored session after start (default true). */
+    activate?: boolean;
   },
   at = 0,
 ) {
@@ -56,7 +59,15 @@ export async function boot(
     ...(world.limits ? { limits: world.limits } : {}),
   });
   rb.on('*', (event) => events.push(event));
-  const report = await rb.start();
+  const started = await rb.start();
+  // start() restores nothing (sessions are activated on demand): like a program that goes
+  // on with each of its sessions, activate every stored one and report what restored.
+  const activated =
+    world.activate === false ? { restored: [], failed: [] } : await activateStored(rb, world.store);
+  const report = {
+    restored: activated.restored,
+    failed: [...started.failed, ...activated.failed],
+  };
   const notes = () => events.flatMap((event) => (event.type === 'note' ? [event.text] : []));
   const advance = async (ms: number) => {
     clock.advance(ms);
@@ -64,4 +75,27 @@ export async function boot(
   };
   const crash = () => rb.system.stop();
   return { rb, clock, events, notes, report, advance, crash };
+}
+
+/**
+ * Opens every session the store holds (`openSession({ id, ifOpen: 'reuse' })`), in the
+ * store's order: which ones restored, and which were refused and why.
+ */
+export async function activateStored(
+  rb: Rolebox,
+  store: SnapshotStore,
+): Promise<{ restored: string[]; failed: { sessionId: string; error: RoleboxError }[] }> {
+  const restored: string[] = [];
+  const failed: { sessionId: string; error: RoleboxError }[] = [];
+  for (const { id } of await store.loadAll()) {
+    if (id.startsWith('$')) continue;
+    try {
+      await rb.openSession({ id, ifOpen: 'reuse' });
+      restored.push(id);
+    } catch (error) {
+      if (!(error instanceof RoleboxError)) throw error;
+      failed.push({ sessionId: id, error });
+    }
+  }
+  return { restored, failed };
 }

@@ -62,7 +62,7 @@ export async function cliRolebox(options: RunOptions, worker: string, output: Ou
     await store.close();
     await inspect?.server?.stop();
   };
-  return { rb, close };
+  return { rb, store, close };
 }
 
 /** A command's view of its loops' progress, subscribed before anything can happen. */

@@ -1,7 +1,8 @@
 import { existsSync } from 'node:fs';
 import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
-import { describeValue, RoleboxError } from '../../errors.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
+import type { SessionHandle } from '../../rolebox/session-handle.js';
 import type { Output } from '../output.js';
 import {
   cliRolebox,
@@ -45,7 +46,30 @@ async function recordedRun(storePath: string): Promise<RecordedRun> {
 }
 
 /**
- * `rolebox resume`: restores every stored session, reconciles its loop with the
+ * The stored sessions whose loop is still running (their context names it), in the
+ * store's order; a record that cannot be read is listed too, so that opening it says why.
+ */
+async function sessionsWithLoops(store: SqliteSnapshotStore): Promise<string[]> {
+  const ids: string[] = [];
+  for (const record of await store.loadAll()) {
+    if (record.id.startsWith('$')) continue;
+    try {
+      const context = (
+        JSON.parse(record.data) as {
+          snapshot?: { context?: { activeLoopId?: unknown } };
+        }
+      ).snapshot?.context;
+      if (context?.activeLoopId == null) continue;
+    } catch {
+      // unreadable: opening it reports why
+    }
+    ids.push(record.id);
+  }
+  return ids;
+}
+
+/**
+ * `rolebox resume`: activates every stored session, reconciles its loop with the
  * dispatcher's tasks, and waits for the loops to finish. Returns the exit code.
  */
 export async function runResumeCommand(
@@ -74,7 +98,7 @@ export async function runResumeCommand(
   output.err(
     `» worker: ${worker} · delay between rounds: ${delay === undefined ? 'default' : `${delay} ms`} · round timeout: ${roundTimeout === undefined ? 'default' : `${roundTimeout} ms`}`,
   );
-  const { rb, close } = await cliRolebox(
+  const { rb, store, close } = await cliRolebox(
     {
       ...options,
       ...(delay === undefined ? {} : { delay }),
@@ -88,11 +112,26 @@ export async function runResumeCommand(
   const follower = followRolebox(rb, output, (loopId) => loops.get(loopId));
   try {
     const report = await rb.start();
-    // A refused record does not stop the others: they go on, and the exit code says so.
     for (const failure of report.failed)
-      output.err(`» could not restore ${failure.sessionId}: ${failure.error.message}`);
-    for (const sessionId of report.restored) {
-      const loop = rb.session(sessionId).view().loop;
+      output.err(`» could not read ${failure.sessionId}: ${failure.error.message}`);
+    // Sessions are activated on demand: open each stored session that runs a loop (which
+    // claims it, restores it and reconciles its loop with the dispatcher's tasks). A record
+    // that cannot be restored, or a loop another live process drives, does not stop the
+    // others: they go on, and the exit code says so.
+    let refused = report.failed.length;
+    for (const sessionId of await sessionsWithLoops(store)) {
+      let loop: ReturnType<SessionHandle['view']>['loop'];
+      try {
+        loop = (await rb.openSession({ id: sessionId, ifOpen: 'reuse' })).view().loop;
+      } catch (error) {
+        refused++;
+        if (isRoleboxError(error, 'session_owned_elsewhere'))
+          output.err(`» not resuming ${sessionId}: ${error.message}`);
+        else if (isRoleboxError(error))
+          output.err(`» could not restore ${sessionId}: ${error.message}`);
+        else throw error;
+        continue;
+      }
       if (loop && !isTerminalLoopPhase(loop.phase)) {
         loops.set(loop.id, loop.total);
         output.err(
@@ -102,13 +141,11 @@ export async function runResumeCommand(
     }
     if (loops.size === 0) {
       follower.stop();
-      output.err(
-        `» nothing to resume (${report.restored.length} session(s) restored, no loop running)`,
-      );
-      return report.failed.length > 0 ? 1 : 0;
+      output.err('» nothing to resume (no stored loop is running)');
+      return refused > 0 ? 1 : 0;
     }
     const code = await waitForLoops(rb, new Set(loops.keys()), output, follower);
-    return report.failed.length > 0 && code === 0 ? 1 : code;
+    return refused > 0 && code === 0 ? 1 : code;
   } finally {
     follower.stop();
     await close();

@@ -18,10 +18,15 @@ import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopState } from '../loop/types.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import type { artifactStoreLogic } from '../session/artifact-store.js';
-import type { LoopEffectsRequest, SystemEmitted } from '../session/emitted.js';
+import type {
+  EmittedEvent as HostEvent,
+  LoopCascadeRequest,
+  LoopEffectsRequest,
+  SystemEmitted,
+} from '../session/emitted.js';
 import type { SessionEvent } from '../session/machine-types.js';
 import type { SystemEvent } from '../system/machine-types.js';
-import type { HostEvent } from './host-events.js';
+import type { SessionDirectory } from './session-directory.js';
 
 /** A live session actor's snapshot. */
 export type SessionSnapshot = SnapshotFrom<SessionMachine>;
@@ -48,52 +53,51 @@ export interface FunctionRead {
   can(event: FunctionEvent): boolean;
 }
 
+/** What the access object tells the host runtime, and asks of it. */
+export interface AccessHooks {
+  /** Hands host events to the host's handlers. */
+  deliver(events: readonly HostEvent[]): void;
+  /**
+   * Throws when the rolebox may not be used now (not started, stopped, halted); called
+   * before every command and every read of a session.
+   */
+  gate(): void;
+  /**
+   * Makes a session that is not live live (activation on demand). Returns false when
+   * there is no such session (or it cannot be activated now, which it throws instead).
+   */
+  activate(sessionId: string): boolean;
+  /** The sessions a command changed (to be saved) and used (idle time counts from now). */
+  touched(sessionIds: ReadonlySet<string>): void;
+  /** A loop's needs, after the command that caused them. */
+  loopEffects(request: LoopEffectsRequest): void;
+  /** Child loops a cancelNow cascades to, after the command that caused it. */
+  cascade(request: LoopCascadeRequest): void;
+}
+
 /**
- * The facade's one way into the running actor system: it sends the commands (catching the
- * host events each one causes, delivered once the command is fully processed) and reads
- * the actors' snapshots, typed by their machines. Every cast from XState's untyped
- * `system.get()` lives here; the session handle, the artifacts handle, the pipeline bridge
- * and the persister each use a slice of it.
+ * The one way into the running actor system: it sends the commands (catching the host
+ * events each one causes, delivered once the command is fully processed, and noting which
+ * sessions it touched) and reads the actors' snapshots, typed by their machines. Every cast
+ * from XState's untyped `system.get()` lives here; the session handle, the artifacts
+ * handle, the pipeline bridge and the persister each use a slice of it. Which sessions are
+ * live is the {@link SessionDirectory}'s answer; a read of one that is not live activates it.
  */
 export class SystemAccess {
   #actor: Actor<SystemMachine> | undefined;
   /** Host events caught while a command runs; delivered once it has been fully processed. */
   readonly #captures: HostEvent[][] = [];
-  readonly #deliver: (events: readonly HostEvent[]) => void;
+  /** What the commands in progress emitted for the runtime, handed on once they are done. */
+  readonly #requests: (LoopEffectsRequest | LoopCascadeRequest)[] = [];
+  /** The sessions the commands in progress touched. */
+  readonly #touched = new Set<string>();
+  readonly #hooks: AccessHooks;
+  /** The live sessions. */
+  readonly directory: SessionDirectory;
 
-  readonly #gate: () => void;
-
-  /**
-   * @param deliver hands host events to the host's handlers.
-   * @param gate throws when the rolebox may not be used now (not started, stopped, halted);
-   * called before every command and every read of a session.
-   */
-  constructor(deliver: (events: readonly HostEvent[]) => void, gate: () => void) {
-    this.#deliver = deliver;
-    this.#gate = gate;
-  }
-
-  /** Loop effects waiting for the command that asked for them to finish. */
-  readonly #effects: LoopEffectsRequest[] = [];
-  #performEffects: (request: LoopEffectsRequest) => void = () => {};
-
-  /**
-   * Where the loops' effects go (the host runtime): each request once the command that
-   * caused it has been fully processed, in order, before its host events are delivered.
-   */
-  onLoopEffects(perform: (request: LoopEffectsRequest) => void): void {
-    this.#performEffects = perform;
-  }
-
-  /**
-   * Sends the runtime's answer to a loop (if it is live), catching and delivering what it
-   * causes like any command. Returns: false when no such loop is live.
-   */
-  answerLoop(loopId: string, answer: LoopAnswer): boolean {
-    const ref = this.loopActor(loopId);
-    if (!ref) return false;
-    this.#run(() => ref.send(answer));
-    return true;
+  constructor(hooks: AccessHooks, directory: SessionDirectory) {
+    this.#hooks = hooks;
+    this.directory = directory;
   }
 
   /** Starts reading and driving `actor` (not started yet): what it emits reaches the host. */
@@ -119,11 +123,26 @@ export class SystemAccess {
 
   /** Sends one event to the root and returns the host events it caused, then delivers them. */
   dispatch(event: SystemEvent): readonly HostEvent[] {
-    this.#gate();
+    this.#hooks.gate();
+    if ('sessionId' in event) this.#touched.add(event.sessionId);
     return this.#run(() => this.root.send(event));
   }
 
-  /** Runs `send`, catching the host events and effects it causes, then hands them on. */
+  /**
+   * Sends the runtime's answer to a loop of session `sessionId`, activating the session if
+   * it is passivated; what it causes is caught and delivered like any command.
+   * Returns: false when no such loop is live.
+   */
+  answerLoop(sessionId: string, loopId: string, answer: LoopAnswer): boolean {
+    if (!this.isLive(sessionId) && !this.#hooks.activate(sessionId)) return false;
+    const ref = this.loopActor(loopId);
+    if (!ref) return false;
+    this.#touched.add(sessionId);
+    this.#run(() => ref.send(answer));
+    return true;
+  }
+
+  /** Runs `send`, catching what it causes, then hands it on (outermost command only). */
   #run(send: () => void): readonly HostEvent[] {
     const captured: HostEvent[] = [];
     this.#captures.push(captured);
@@ -132,28 +151,35 @@ export class SystemAccess {
     } finally {
       this.#captures.pop();
     }
-    if (this.#captures.length === 0) this.#flushEffects();
-    this.#deliver(captured);
+    if (this.#captures.length === 0) this.#settle(captured);
+    this.#hooks.deliver(captured);
     return captured;
   }
 
-  #flushEffects(): void {
-    while (this.#effects.length > 0)
-      this.#performEffects(this.#effects.shift() as LoopEffectsRequest);
+  /** After a command: what it touched, what it asked the runtime for. */
+  #settle(captured: readonly HostEvent[]): void {
+    for (const event of captured)
+      if ('sessionId' in event && event.sessionId) this.#touched.add(event.sessionId);
+    if (this.#touched.size > 0) {
+      const touched = new Set(this.#touched);
+      this.#touched.clear();
+      this.#hooks.touched(touched);
+    }
+    while (this.#requests.length > 0) {
+      const request = this.#requests.shift() as LoopEffectsRequest | LoopCascadeRequest;
+      if (request.type === 'loop_effects') this.#hooks.loopEffects(request);
+      else this.#hooks.cascade(request);
+    }
   }
 
-  /** Ids of the live sessions, in the order they were opened. */
+  /** Ids of the live sessions, least recently used first. */
   sessionIds(): string[] {
-    return this.#actor ? Object.keys(this.#actor.getSnapshot().context.sessions) : [];
+    return this.directory.ids();
   }
 
   /** True when `sessionId` names a live session. */
   isLive(sessionId: string): boolean {
-    return (
-      this.#actor !== undefined &&
-      typeof sessionId === 'string' &&
-      Object.hasOwn(this.#actor.getSnapshot().context.sessions, sessionId)
-    );
+    return typeof sessionId === 'string' && this.directory.has(sessionId);
   }
 
   /** The live actor with this systemId (for subscriptions), if any. */
@@ -182,9 +208,14 @@ export class SystemAccess {
     return this.actor(loopActorId(loopId)) as ActorRefFrom<LoopMachine> | undefined;
   }
 
-  /** A live session's state and artifacts; undefined when it is not live. */
+  /**
+   * A session's state and artifacts, activating it first when it is passivated; undefined
+   * when there is no such session.
+   */
   readSession(sessionId: string): SessionRead | undefined {
-    this.#gate();
+    this.#hooks.gate();
+    if (typeof sessionId !== 'string') return undefined;
+    if (!this.isLive(sessionId) && !this.#hooks.activate(sessionId)) return undefined;
     const snapshot = this.sessionActor(sessionId)?.getSnapshot();
     if (!snapshot) return undefined;
     const store = this.artifactsActor(sessionId)?.getSnapshot();
@@ -197,8 +228,8 @@ export class SystemAccess {
   }
 
   /**
-   * A live session's state, or the error to throw: `unknown_session` naming the id.
-   * Throws: `unknown_session`.
+   * A session's state (activating it when passivated), or the error to throw.
+   * Throws: `unknown_session` naming the id.
    */
   requireSession(sessionId: string): SessionRead {
     const session = this.readSession(sessionId);
@@ -227,6 +258,15 @@ export class SystemAccess {
     return ref ? loopStateOf(ref.getSnapshot()) : undefined;
   }
 
+  /** A live session's live loop snapshot (its id and state), if it has one. */
+  liveLoopOf(
+    sessionId: string,
+  ): { readonly loopId: string; readonly snapshot: LoopSnapshot } | undefined {
+    const loopId = this.sessionActor(sessionId)?.getSnapshot().context.activeLoopId;
+    const snapshot = loopId ? this.loopActor(loopId)?.getSnapshot() : undefined;
+    return loopId && snapshot ? { loopId, snapshot } : undefined;
+  }
+
   /** A session's artifacts (empty when it is not live). */
   readArtifacts(sessionId: string): readonly ArtifactRecord[] {
     return this.readSession(sessionId)?.artifacts ?? [];
@@ -250,7 +290,7 @@ export class SystemAccess {
     if (!parsed) return undefined;
     if (parsed.kind === 'loop')
       return this.sessionIds().find(
-        (id) => this.readSession(id)?.context.activeLoopId === parsed.loopId,
+        (id) => this.sessionActor(id)?.getSnapshot().context.activeLoopId === parsed.loopId,
       );
     return parsed.kind === 'system' || !this.isLive(parsed.sessionId)
       ? undefined
@@ -258,13 +298,16 @@ export class SystemAccess {
   }
 
   #onEmitted(event: SystemEmitted): void {
-    if (event.type === 'loop_effects') {
-      this.#effects.push(event);
-      if (this.#captures.length === 0) this.#flushEffects();
+    if (event.type === 'loop_effects' || event.type === 'loop_cascade') {
+      this.#requests.push(event);
+      if (this.#captures.length === 0) this.#settle([]);
       return;
     }
     const capture = this.#captures.at(-1);
     if (capture) capture.push(event);
-    else this.#deliver([event]);
+    else {
+      this.#settle([event]);
+      this.#hooks.deliver([event]);
+    }
   }
 }

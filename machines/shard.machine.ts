@@ -1,0 +1,55 @@
+import { enqueueActions, sendParent, setup } from 'xstate';
+import { sessionActorId } from '../src/base/actor-ids.js';
+import type { SessionCommand } from '../src/session/commands.js';
+import type { SessionInput } from '../src/session/machine-types.js';
+import type { ShardEvent, SystemEvent } from '../src/system/machine-types.js';
+import type { SessionMachine } from './session.machine.js';
+
+/**
+ * Builds a shard: the parent of the live sessions whose ids hash to it (DESIGN §7). It
+ * spawns, restores, stops and routes to its sessions, and passes what they tell the system
+ * up to the root. It keeps no state of its own: which sessions are live is the host
+ * runtime's directory, so a spawn copies only this shard's children.
+ * Upstream: the root. Downstream: its sessions, and the root (what they report).
+ */
+export function createShardMachine(sessionMachine: SessionMachine) {
+  return setup({
+    types: {
+      context: {} as { readonly index: number },
+      events: {} as ShardEvent,
+      input: {} as { readonly index: number },
+    },
+    actors: { session: sessionMachine },
+    actions: {
+      spawnSession: enqueueActions(({ enqueue }, input: SessionInput) => {
+        const id = sessionActorId(input.sessionId);
+        enqueue.spawnChild('session', { id, systemId: id, input });
+      }),
+      stopSession: enqueueActions(({ enqueue }, { sessionId }: { sessionId: string }) => {
+        enqueue.stopChild(sessionActorId(sessionId));
+      }),
+      deliver: enqueueActions(
+        ({ enqueue }, { sessionId, command }: { sessionId: string; command: SessionCommand }) => {
+          enqueue.sendTo(sessionActorId(sessionId), command);
+        },
+      ),
+      toRoot: sendParent((_, event: SystemEvent) => event),
+    },
+  }).createMachine({
+    id: 'shard',
+    context: ({ input }) => ({ index: input.index }),
+    on: {
+      'shard.spawn': { actions: { type: 'spawnSession', params: ({ event }) => event.input } },
+      'shard.stop': { actions: { type: 'stopSession', params: ({ event }) => event } },
+      'shard.deliver': { actions: { type: 'deliver', params: ({ event }) => event } },
+      // What sessions tell the system passes up.
+      host: { actions: { type: 'toRoot', params: ({ event }) => event } },
+      'system.loop_worker': { actions: { type: 'toRoot', params: ({ event }) => event } },
+      'system.loop_finished': { actions: { type: 'toRoot', params: ({ event }) => event } },
+      'system.loop_cascade_cancel': { actions: { type: 'toRoot', params: ({ event }) => event } },
+    },
+  });
+}
+
+/** The shard machine type of one rolebox. */
+export type ShardMachine = ReturnType<typeof createShardMachine>;

@@ -1,0 +1,49 @@
+import { DEFAULT_SHARDS, shardIndexOf } from '../system/shards.js';
+import { comparableSnapshot, type RecordedRun } from './journal.js';
+
+type Json = Record<string, unknown>;
+
+/** How many shards the system of a recorded run had (version 1 had none: it gets the default). */
+export function shardsOfRun(run: RecordedRun): number {
+  if (run.machineVersions.system < 2) return DEFAULT_SHARDS;
+  const shards = (run.initial as { context?: { shards?: unknown } }).context?.shards;
+  return typeof shards === 'number' && Number.isInteger(shards) && shards > 0
+    ? shards
+    : DEFAULT_SHARDS;
+}
+
+/**
+ * A run recorded on system machine 1 (sessions were the root's children, and the root's
+ * context listed them), in the shape system machine 2 has: each session under its shard
+ * (DESIGN §7), the root's context without sessions. The events are unchanged: they went to
+ * the root and to the sessions' actors by systemId, which did not change.
+ *
+ * @param pristineRoot the persisted snapshot of a new root with its shards and no sessions
+ * (the shape of the shard actors is the machine's to say, not this function's).
+ */
+export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): RecordedRun {
+  if (run.machineVersions.system >= 2) return run;
+  const upgrade = (snapshot: unknown, comparable: boolean): unknown => {
+    const root = snapshot as Json & { context?: Json; children?: Record<string, unknown> };
+    const shaped = structuredClone(pristineRoot) as Json & {
+      context: Json & { shards: number };
+      children: Record<string, { snapshot: { children: Record<string, unknown> } }>;
+    };
+    shaped.status = root.status;
+    shaped.value = root.value;
+    shaped.historyValue = root.historyValue;
+    shaped.context = { ...shaped.context, loopRegistry: root.context?.loopRegistry };
+    for (const [childId, child] of Object.entries(root.children ?? {})) {
+      const sessionId = childId.startsWith('session:') ? childId.slice('session:'.length) : '';
+      const shard = shaped.children[`shard:${shardIndexOf(sessionId, shaped.context.shards)}`];
+      if (shard) shard.snapshot.children[childId] = child;
+    }
+    return comparable ? comparableSnapshot(shaped) : shaped;
+  };
+  return {
+    ...run,
+    machineVersions: { ...run.machineVersions, system: 2 },
+    initial: upgrade(run.initial, false),
+    journal: run.journal.map((entry) => ({ ...entry, after: upgrade(entry.after, true) })),
+  };
+}

@@ -1,0 +1,431 @@
+import { describeValue, RoleboxError } from '../errors.js';
+import { loopEffectStateOf, loopEffectsOf, type RoundSettings } from '../loop/effects.js';
+import type { Persister } from '../persistence/persister.js';
+import type { Clock, TimerHandle } from '../ports/clock.js';
+import type { Dispatcher } from '../ports/dispatcher.js';
+import type {
+  ClaimResult,
+  SessionLease,
+  SnapshotStore,
+  StoreOwner,
+  WakeUp,
+} from '../ports/snapshot-store.js';
+import type { LoopEffectRunner } from './loop-effect-runner.js';
+import type { SystemAccess } from './system-access.js';
+import { WakeUpScheduler } from './wake-ups.js';
+
+/** How the runtime keeps sessions live, and for how long. */
+export interface SessionRuntimeSettings {
+  /** A live session with no command for this long is passivated (default 5 min; Infinity: never). */
+  readonly idleMs: number;
+  /** Above this many live sessions, the least recently used ones are passivated (default 10 000). */
+  readonly maxLiveSessions: number;
+  /** How long a claim on a session lasts before it must be renewed (default 30 s). */
+  readonly leaseMs: number;
+  /** Who this process is, for the claims it takes. */
+  readonly owner: StoreOwner;
+  readonly round: RoundSettings;
+}
+
+/** What activated or passivated a session, as host events say it. */
+export type LifecycleEvent =
+  | {
+      readonly type: 'session_activated';
+      readonly sessionId: string;
+      /** What made it live: an open, a command to it, or its wake-up (deadline, worker). */
+      readonly trigger: 'open' | 'command' | 'wake_up';
+    }
+  | {
+      readonly type: 'session_passivated';
+      readonly sessionId: string;
+      readonly reason: 'idle' | 'lru';
+    };
+
+/** What the runtime needs of its rolebox. */
+export interface SessionRuntimeHost {
+  readonly access: SystemAccess;
+  readonly runner: LoopEffectRunner;
+  readonly persister: Persister | undefined;
+  readonly store: SnapshotStore | undefined;
+  readonly clock: Clock;
+  readonly dispatcher: Dispatcher | undefined;
+  /** Decodes, checks and restores a stored session into the running system. Throws a RoleboxError. */
+  restore(sessionId: string, stored: string): void;
+  /** Delivers a lifecycle host event. */
+  emit(event: LifecycleEvent): void;
+  /** Reports a failure nobody called for (a wake-up that could not activate its session). */
+  report(error: Error, sessionId?: string): void;
+}
+
+/**
+ * Sessions as virtual actors (DESIGN §7): a session exists in the store and is live only
+ * while it has work. The runtime activates a passivated session on demand (a command, an
+ * open, its wake-up), claiming it in the store first so that one process drives it;
+ * passivates idle and least recently used ones (saved, stopped, dropped from the
+ * directory, their wake-up armed); renews its claims; and re-arms what a loop needs on
+ * every activation, which is all restart reconciliation takes.
+ */
+export class SessionRuntime {
+  readonly #host: SessionRuntimeHost;
+  readonly #settings: SessionRuntimeSettings;
+  readonly #wakeUps: WakeUpScheduler;
+  #sweep: TimerHandle | undefined;
+  #renewal: TimerHandle | undefined;
+  #stopped = false;
+
+  constructor(host: SessionRuntimeHost, settings: SessionRuntimeSettings) {
+    this.#host = host;
+    this.#settings = settings;
+    this.#wakeUps = new WakeUpScheduler(host.clock, host.dispatcher, (sessionId) =>
+      this.#wakeUp(sessionId),
+    );
+  }
+
+  /** Passivation and claims need a store: without one every session stays live. */
+  get #persistent(): boolean {
+    return this.#host.store !== undefined;
+  }
+
+  /**
+   * Starts the timers and arms every stored wake-up (the sessions stay passivated until
+   * due). Returns: how many stored sessions wait for one.
+   */
+  async start(): Promise<number> {
+    const { store } = this.#host;
+    if (!store) return 0;
+    const wakeUps = await store.loadWakeUps();
+    for (const wakeUp of wakeUps) this.#wakeUps.schedule(wakeUp);
+    this.#scheduleSweep();
+    this.#scheduleRenewal();
+    return wakeUps.length;
+  }
+
+  /**
+   * Makes a passivated session live at once (any call to it): claimed, read, checked,
+   * restored, its loop re-armed. Returns false when the store has no such session.
+   * Throws: `session_owned_elsewhere` naming the owner; `invalid_snapshot` /
+   * `snapshot_too_new` for a record that cannot be restored; `session_passivated` for a
+   * store that cannot answer at once (activate it with `openSession` first).
+   */
+  activateNow(sessionId: string, trigger: 'command' | 'wake_up' = 'command'): boolean {
+    const { store } = this.#host;
+    if (!store || this.#stopped) return false;
+    const immediate = store.immediate;
+    if (!immediate) {
+      throw new RoleboxError(
+        'session_passivated',
+        `session ${describeValue(sessionId)} is passivated and this store cannot load it at once; use await rb.openSession({ id: ${JSON.stringify(sessionId)}, ifOpen: 'reuse' })`,
+        { sessionId },
+      );
+    }
+    const stored = immediate.load(sessionId);
+    if (stored === undefined) return false;
+    const lease = this.#leaseOrThrow(
+      sessionId,
+      immediate.claim(sessionId, this.#settings.owner, this.#settings.leaseMs, this.#now()),
+    );
+    this.#bringIn(sessionId, stored, lease, trigger);
+    return true;
+  }
+
+  /**
+   * Claims a session in the store for this process (before opening or restoring it).
+   * With `wait`, waits (on the clock) until the owner releases it or its claim expires.
+   * Returns: the lease, or undefined without a store.
+   * Throws: `session_owned_elsewhere` naming the owner (pid and host).
+   */
+  async claim(sessionId: string, wait = false): Promise<SessionLease | undefined> {
+    const { store } = this.#host;
+    if (!store) return undefined;
+    for (;;) {
+      const result = await store.claim(
+        sessionId,
+        this.#settings.owner,
+        this.#settings.leaseMs,
+        this.#now(),
+      );
+      if (result.ok || !wait) return this.#leaseOrThrow(sessionId, result);
+      // The owner's claim runs out at `expiresAt` at the latest; check again then (or
+      // sooner: it may release it first).
+      const delay = Math.max(
+        1,
+        Math.min(result.expiresAt - this.#now(), this.#settings.leaseMs / 3),
+      );
+      await new Promise<void>((resolve) => this.#host.clock.setTimeout(resolve, delay));
+      if (this.#stopped) throw new RoleboxError('stopped', 'this rolebox has been stopped');
+    }
+  }
+
+  /** Restores a stored session claimed with `lease` (async activation, e.g. openSession). */
+  bringIn(sessionId: string, stored: string, lease: SessionLease | undefined): void {
+    this.#bringIn(sessionId, stored, lease, 'open');
+  }
+
+  /** Registers a session just opened in this process (fresh, with its lease). */
+  opened(sessionId: string, lease: SessionLease | undefined): void {
+    this.#host.access.directory.add(sessionId, {
+      lastUsedAt: this.#now(),
+      ...(lease ? { lease } : {}),
+    });
+    this.#wakeUps.cancel(sessionId);
+    this.#enforceLimit(sessionId);
+  }
+
+  /** Forgets a closed session: its directory entry, its wake-up, its claim. */
+  closed(sessionId: string): void {
+    const entry = this.#host.access.directory.get(sessionId);
+    this.#host.access.directory.remove(sessionId);
+    this.#wakeUps.cancel(sessionId);
+    if (entry?.lease) void this.#host.store?.release([entry.lease]).catch(() => {});
+  }
+
+  /** Why a passivated session must be woken, as of its live state. */
+  wakeUpOf(sessionId: string): WakeUp {
+    const loop = this.#host.access.liveLoopOf(sessionId);
+    if (!loop) return { sessionId };
+    const effects = loopEffectsOf(
+      loopEffectStateOf(loop.snapshot.value),
+      loop.snapshot.context,
+      this.#settings.round,
+    );
+    let at: number | undefined;
+    let taskId: string | undefined;
+    for (const effect of effects) {
+      if (effect.kind === 'arm_deadline')
+        at = at === undefined ? effect.at : Math.min(at, effect.at);
+      else if (effect.kind === 'watch_task') taskId = effect.taskId;
+      // A step in progress (preparing, dispatching, reading a result, cancelling): a
+      // process that dies in it leaves work to do at once.
+      else at = Math.min(at ?? Number.POSITIVE_INFINITY, this.#now());
+    }
+    return {
+      sessionId,
+      ...(at === undefined ? {} : { at }),
+      ...(taskId === undefined ? {} : { taskId }),
+    };
+  }
+
+  /** Sessions another process now owns (a fenced save was refused): dropped here at once. */
+  drop(sessionIds: readonly string[]): void {
+    for (const sessionId of sessionIds) {
+      if (!this.#host.access.isLive(sessionId)) continue;
+      this.#stopActors(sessionId);
+      this.#host.report(
+        new RoleboxError(
+          'session_owned_elsewhere',
+          `session ${describeValue(sessionId)} is owned by another process now: its save was refused and this process dropped it`,
+          { sessionId },
+        ),
+        sessionId,
+      );
+    }
+  }
+
+  /**
+   * Passivates a live session: saves it, stops its actors, drops it from the directory and
+   * arms its wake-up. A session in the middle of something (a dispatch, a result being
+   * read, an idle cycle) or used while it was being saved stays live.
+   * Returns: whether it was passivated.
+   */
+  async passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
+    const { access, persister } = this.#host;
+    const entry = access.directory.get(sessionId);
+    if (!entry || !this.#persistent || !this.#mayPassivate(sessionId)) return false;
+    const usedAt = entry.lastUsedAt;
+    persister?.mark(sessionId);
+    await persister?.flush();
+    if (this.#stopped || access.directory.get(sessionId)?.lastUsedAt !== usedAt) return false;
+    if (!this.#mayPassivate(sessionId)) return false;
+    const wakeUp = this.wakeUpOf(sessionId);
+    this.#stopActors(sessionId);
+    this.#wakeUps.schedule(wakeUp);
+    if (entry.lease) await this.#host.store?.release([entry.lease]);
+    this.#host.emit({ type: 'session_passivated', sessionId, reason });
+    return true;
+  }
+
+  /** Stops the timers and every wake-up; the claims are left to run out. */
+  halt(): void {
+    this.#stopped = true;
+    if (this.#sweep !== undefined) this.#host.clock.clearTimeout(this.#sweep);
+    if (this.#renewal !== undefined) this.#host.clock.clearTimeout(this.#renewal);
+    this.#sweep = undefined;
+    this.#renewal = undefined;
+    this.#wakeUps.stop();
+  }
+
+  /** Stops the timers and every wake-up, and releases this process's claims. */
+  async stop(): Promise<void> {
+    this.halt();
+    const leases = [...this.#host.access.directory.entries()].flatMap(([, entry]) =>
+      entry.lease ? [entry.lease] : [],
+    );
+    if (leases.length > 0) await this.#host.store?.release(leases).catch(() => {});
+  }
+
+  /** How many passivated sessions wait for a wake-up here. */
+  get pendingWakeUps(): number {
+    return this.#wakeUps.size;
+  }
+
+  #bringIn(
+    sessionId: string,
+    stored: string,
+    lease: SessionLease | undefined,
+    trigger: LifecycleEvent & { type: 'session_activated' } extends { trigger: infer T }
+      ? T
+      : never,
+  ): void {
+    const { access, runner } = this.#host;
+    try {
+      this.#host.restore(sessionId, stored);
+    } catch (error) {
+      if (lease) void this.#host.store?.release([lease]).catch(() => {});
+      throw error;
+    }
+    access.directory.add(sessionId, { lastUsedAt: this.#now(), ...(lease ? { lease } : {}) });
+    this.#wakeUps.cancel(sessionId);
+    const loop = access.liveLoopOf(sessionId);
+    if (loop)
+      runner.need(
+        sessionId,
+        loop.loopId,
+        loopEffectsOf(
+          loopEffectStateOf(loop.snapshot.value),
+          loop.snapshot.context,
+          this.#settings.round,
+        ),
+      );
+    this.#host.emit({ type: 'session_activated', sessionId, trigger });
+    this.#enforceLimit(sessionId);
+  }
+
+  #wakeUp(sessionId: string): void {
+    if (this.#stopped || this.#host.access.isLive(sessionId)) return;
+    try {
+      this.activateNow(sessionId, 'wake_up');
+    } catch (error) {
+      // Owned by another live process: it does the work. Should it die, its claim runs out
+      // at `expiresAt` (or sooner, once its pid is gone): look again then.
+      if (error instanceof RoleboxError && error.code === 'session_owned_elsewhere') {
+        const { expiresAt } = error.details;
+        if (typeof expiresAt === 'number')
+          this.#wakeUps.schedule({ sessionId, at: Math.max(expiresAt, this.#now() + 1) });
+        return;
+      }
+      this.#host.report(error instanceof Error ? error : new Error(String(error)), sessionId);
+    }
+  }
+
+  #stopActors(sessionId: string): void {
+    const { access, runner } = this.#host;
+    const loop = access.liveLoopOf(sessionId);
+    if (loop) runner.drop(loop.loopId);
+    access.dispatch({ type: 'system.passivate_session', sessionId });
+    access.directory.remove(sessionId);
+  }
+
+  /** Only a session waiting on the world (a worker, a deadline, a human) may be passivated. */
+  #mayPassivate(sessionId: string): boolean {
+    const session = this.#host.access.sessionActor(sessionId)?.getSnapshot();
+    if (!session || session.context.idle !== null) return false;
+    const loop = this.#host.access.liveLoopOf(sessionId);
+    if (!loop) return true;
+    const state = loopEffectStateOf(loop.snapshot.value);
+    return state === 'waiting' || state === 'awaiting_worker';
+  }
+
+  #enforceLimit(justUsed: string): void {
+    const { directory } = this.#host.access;
+    if (!this.#persistent || directory.size <= this.#settings.maxLiveSessions) return;
+    let excess = directory.size - this.#settings.maxLiveSessions;
+    for (const sessionId of directory.ids()) {
+      if (excess <= 0) break;
+      if (sessionId === justUsed || !this.#mayPassivate(sessionId)) continue;
+      excess--;
+      void this.passivate(sessionId, 'lru').catch((error: Error) =>
+        this.#host.report(error, sessionId),
+      );
+    }
+  }
+
+  #scheduleSweep(): void {
+    const { idleMs } = this.#settings;
+    if (this.#stopped || !Number.isFinite(idleMs)) return;
+    this.#sweep = this.#host.clock.setTimeout(
+      () => {
+        this.#sweep = undefined;
+        const now = this.#now();
+        for (const [sessionId, entry] of this.#host.access.directory.entries()) {
+          // Least recently used first: the first one still in use ends the sweep.
+          if (entry.lastUsedAt + idleMs > now) break;
+          void this.passivate(sessionId, 'idle').catch((error: Error) =>
+            this.#host.report(error, sessionId),
+          );
+        }
+        this.#scheduleSweep();
+      },
+      Math.max(1, Math.min(idleMs, 60_000)),
+    );
+  }
+
+  #scheduleRenewal(): void {
+    if (this.#stopped) return;
+    const { leaseMs, owner } = this.#settings;
+    this.#renewal = this.#host.clock.setTimeout(
+      () => {
+        this.#renewal = undefined;
+        const renewed = this.#renewAll(owner, leaseMs);
+        // The next renewal is armed now when renewing was immediate (so that a clock that
+        // jumps ahead renews on time), else once this one has been answered.
+        if (this.#host.store?.immediate) this.#scheduleRenewal();
+        else void renewed.finally(() => this.#scheduleRenewal());
+      },
+      Math.max(1, Math.floor(leaseMs / 3)),
+    );
+  }
+
+  async #renewAll(owner: StoreOwner, leaseMs: number): Promise<void> {
+    const { store, access } = this.#host;
+    if (!store) return;
+    if (store.immediate) {
+      // At once, at the moment the timer fires: a claim cannot run out between the timer
+      // and an await (nor while a simulated clock jumps ahead).
+      const leases = [...access.directory.entries()].flatMap(([, entry]) =>
+        entry.lease ? [entry.lease] : [],
+      );
+      let lost: string[] = [];
+      try {
+        lost = store.immediate.renew(leases, owner, leaseMs, this.#now());
+      } catch (error) {
+        this.#host.report(error instanceof Error ? error : new Error(String(error)));
+      }
+      if (lost.length > 0) this.drop(lost);
+      return;
+    }
+    const lost: string[] = [];
+    for (const [sessionId, entry] of [...access.directory.entries()]) {
+      if (!entry.lease) continue;
+      try {
+        if (!(await store.renew(entry.lease, owner, leaseMs, this.#now()))) lost.push(sessionId);
+      } catch (error) {
+        this.#host.report(error instanceof Error ? error : new Error(String(error)), sessionId);
+      }
+    }
+    if (lost.length > 0) this.drop(lost);
+  }
+
+  #leaseOrThrow(sessionId: string, result: ClaimResult): SessionLease {
+    if (result.ok) return { sessionId, token: result.token };
+    const { owner, expiresAt } = result;
+    throw new RoleboxError(
+      'session_owned_elsewhere',
+      `session ${describeValue(sessionId)} is driven by another process (pid ${owner.pid} on ${owner.host}) until ${new Date(expiresAt).toISOString()} unless it renews its claim; open it with { wait: true } to take over once it is free`,
+      { sessionId, owner: { pid: owner.pid, host: owner.host }, expiresAt },
+    );
+  }
+
+  #now(): number {
+    return this.#host.clock.now();
+  }
+}

@@ -1,0 +1,21 @@
+/** How many shard actors the root spawns when the host does not say (DESIGN §7). */
+export const DEFAULT_SHARDS = 64;
+
+/** The systemId (and child id) of shard `index`: `shard:<index>`. */
+export function shardActorId(index: number): string {
+  return `shard:${index}`;
+}
+
+/**
+ * The shard a session lives under: a stable hash (FNV-1a, 32 bits) of its id modulo the
+ * number of shards, so a session lands in the same shard in every process and after every
+ * restart, and a spawn copies only its shard's children (DESIGN §3.6).
+ */
+export function shardIndexOf(sessionId: string, shards: number): number {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < sessionId.length; i++) {
+    hash ^= sessionId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193) >>> 0;
+  }
+  return hash % shards;
+}
