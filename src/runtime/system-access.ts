@@ -124,6 +124,14 @@ export class SystemAccess {
   /** Sends one event to the root and returns the host events it caused, then delivers them. */
   dispatch(event: SystemEvent): readonly HostEvent[] {
     this.#hooks.gate();
+    // A command to a passivated session activates it first: it behaves as a live one.
+    if (
+      (event.type === 'system.deliver' ||
+        event.type === 'system.start_loop' ||
+        event.type === 'system.close_session') &&
+      !this.isLive(event.sessionId)
+    )
+      this.#hooks.activate(event.sessionId);
     if ('sessionId' in event) this.#touched.add(event.sessionId);
     return this.#run(() => this.root.send(event));
   }
