@@ -58,6 +58,14 @@ describe('the inspector page in a real browser, on a running demo', () => {
     // The actor tree: the system, the sessions under it, their functions and loop.
     const loop = page.locator('[data-actor^="loop:"]').first();
     await loop.waitFor();
+    // Shards are bookkeeping: sessions are shown right under the system actor.
+    expect(await page.locator('#tree [data-actor^="shard:"]').count()).toBe(0);
+    expect(
+      await page
+        .locator('#tree > li > span[data-actor="rolebox"] + ul > li > span')
+        .first()
+        .getAttribute('data-actor'),
+    ).toMatch(/^session:/);
     await loop.click();
     await page.locator('#chart .state-node[data-state-key="awaiting_worker"]').waitFor();
     const loopStates = await page

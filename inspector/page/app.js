@@ -139,11 +139,18 @@ function appLabel(app) {
   return `app ${app?.id}${name}${pid}${app?.connected === false ? ' · disconnected' : ''}`;
 }
 
+/** A shard (`shard:<k>`) only holds sessions by a hash of their id: bookkeeping, not shown. */
+const isShard = (actor) => typeof actor.name === 'string' && /^shard:\d+$/.test(actor.name);
+
 function renderTree() {
   const children = new Map();
   const roots = [];
   for (const actor of actors.values()) {
-    const parent = parentKey(actor);
+    if (isShard(actor)) continue;
+    let parent = parentKey(actor);
+    // A session's parent is its shard; it is shown under the root instead.
+    const shard = parent ? actors.get(parent) : undefined;
+    if (shard && isShard(shard)) parent = parentKey(shard);
     if (parent && actors.has(parent)) {
       const list = children.get(parent) ?? [];
       list.push(actor);
@@ -465,7 +472,12 @@ function actorName(app, sessionId) {
 function logRow(entry) {
   const row = document.createElement('tr');
   const time = new Date(entry.at).toISOString().slice(11, 23);
-  const within = `${entry.sourceId ? actorName(entry.app, entry.sourceId) : 'host'} → ${actorName(entry.app, entry.sessionId)}`;
+  // What a session reports passes up through its shard: shown as reaching the root.
+  const shown = (id) => {
+    const actor = actors.get(`${entry.app}/${id}`);
+    return actor && isShard(actor) ? 'rolebox' : actorName(entry.app, id);
+  };
+  const within = `${entry.sourceId ? shown(entry.sourceId) : 'host'} → ${shown(entry.sessionId)}`;
   // Several apps may use the same names: then each row says whose it is.
   const route = apps.size > 1 ? `app ${entry.app} · ${within}` : within;
   for (const text of [time, route, entry.type]) {
@@ -482,7 +494,20 @@ function matchesFilter(row) {
   return !filter || row.dataset.text.includes(filter);
 }
 
+/**
+ * Routing through a shard is not the app's story: the root handing a shard a command (and
+ * its start), and a shard passing a session's report up to the root, are left out; the
+ * session → shard and shard → session legs are shown as reaching the root and coming from it.
+ */
+function isShardRouting(entry) {
+  const target = actors.get(`${entry.app}/${entry.sessionId}`);
+  const source = entry.sourceId ? actors.get(`${entry.app}/${entry.sourceId}`) : undefined;
+  if (source && isShard(source)) return target !== undefined && target.parentId === undefined;
+  return target !== undefined && isShard(target) && !/^session:/.test(source?.name ?? '');
+}
+
 function appendLogRow(entry) {
+  if (isShardRouting(entry)) return;
   const body = $('log').tBodies[0];
   const row = logRow(entry);
   row.hidden = !matchesFilter(row);
