@@ -1,3 +1,4 @@
+import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
@@ -90,7 +91,9 @@ export class Rolebox {
       shards: resolved.shards,
       ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
     });
-    this.#owner = { ownerId: resolved.ids.next('owner_'), pid: process.pid, host: hostname() };
+    // Unique per rolebox, whatever the id source (a seeded one repeats across instances):
+    // claims and the stopped-owner list of this process tell roleboxes apart by it.
+    this.#owner = { ownerId: `owner_${randomUUID()}`, pid: process.pid, host: hostname() };
     const access = new SystemAccess(
       {
         deliver: (events) => this.#hub.deliver(events),
