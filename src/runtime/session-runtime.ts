@@ -70,6 +70,8 @@ export class SessionRuntime {
   readonly #settings: SessionRuntimeSettings;
   readonly #wakeUps: WakeUpScheduler;
   #sweep: TimerHandle | undefined;
+  /** Sessions being saved on their way out (passivation is async: a save comes first). */
+  readonly #passivating = new Set<string>();
   #renewal: TimerHandle | undefined;
   #stopped = false;
 
@@ -230,18 +232,25 @@ export class SessionRuntime {
   async passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
     const { access, persister } = this.#host;
     const entry = access.directory.get(sessionId);
-    if (!entry || !this.#persistent || !this.#mayPassivate(sessionId)) return false;
-    const usedAt = entry.lastUsedAt;
-    persister?.mark(sessionId);
-    await persister?.flush();
-    if (this.#stopped || access.directory.get(sessionId)?.lastUsedAt !== usedAt) return false;
-    if (!this.#mayPassivate(sessionId)) return false;
-    const wakeUp = this.wakeUpOf(sessionId);
-    this.#stopActors(sessionId);
-    this.#wakeUps.schedule(wakeUp);
-    if (entry.lease) await this.#host.store?.release([entry.lease]);
-    this.#host.emit({ type: 'session_passivated', sessionId, reason });
-    return true;
+    if (!entry || this.#passivating.has(sessionId)) return false;
+    if (!this.#persistent || !this.#mayPassivate(sessionId)) return false;
+    this.#passivating.add(sessionId);
+    try {
+      const usedAt = entry.lastUsedAt;
+      persister?.mark(sessionId);
+      await persister?.flush();
+      // Used while it was being saved, or busy again: it stays live.
+      if (this.#stopped || access.directory.get(sessionId)?.lastUsedAt !== usedAt) return false;
+      if (!this.#mayPassivate(sessionId) || persister?.isPending(sessionId)) return false;
+      const wakeUp = this.wakeUpOf(sessionId);
+      this.#stopActors(sessionId);
+      this.#wakeUps.schedule(wakeUp);
+      if (entry.lease) await this.#host.store?.release([entry.lease]);
+      this.#host.emit({ type: 'session_passivated', sessionId, reason });
+      return true;
+    } finally {
+      this.#passivating.delete(sessionId);
+    }
   }
 
   /** Stops the timers and every wake-up; the claims are left to run out. */
@@ -337,11 +346,14 @@ export class SessionRuntime {
 
   #enforceLimit(justUsed: string): void {
     const { directory } = this.#host.access;
-    if (!this.#persistent || directory.size <= this.#settings.maxLiveSessions) return;
-    let excess = directory.size - this.#settings.maxLiveSessions;
-    for (const sessionId of directory.ids()) {
+    // Sessions already on their way out count as gone.
+    let excess = directory.size - this.#passivating.size - this.#settings.maxLiveSessions;
+    if (!this.#persistent || excess <= 0) return;
+    // Least recently used first, walking the directory's own order (no copy of its keys).
+    for (const [sessionId] of directory.entries()) {
       if (excess <= 0) break;
-      if (sessionId === justUsed || !this.#mayPassivate(sessionId)) continue;
+      if (sessionId === justUsed || this.#passivating.has(sessionId)) continue;
+      if (!this.#mayPassivate(sessionId)) continue;
       excess--;
       void this.passivate(sessionId, 'lru').catch((error: Error) =>
         this.#host.report(error, sessionId),
