@@ -30,7 +30,18 @@ type Fact<T extends keyof RoleboxSourcePayloads> = {
  * Returns: a function that disconnects it.
  */
 export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => void {
-  const subscriptions: { unsubscribe(): void }[] = [];
+  // By session: a passivated or closed session's subscriptions go with it, so activating
+  // and passivating sessions for ever does not pile them up.
+  const subscriptions = new Map<string, { unsubscribe(): void }[]>();
+  const track = (sessionId: string, subscription: { unsubscribe(): void }) => {
+    const list = subscriptions.get(sessionId);
+    if (list) list.push(subscription);
+    else subscriptions.set(sessionId, [subscription]);
+  };
+  const release = (sessionId: string) => {
+    for (const subscription of subscriptions.get(sessionId) ?? []) subscription.unsubscribe();
+    subscriptions.delete(sessionId);
+  };
   const watchedSessions = new Set<string>();
   const watchedLoops = new Set<string>();
   let connected = true;
@@ -61,7 +72,8 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
     const statuses = new Map<string, string>(
       store.getSnapshot().context.artifacts.map((artifact) => [artifact.id, artifact.status]),
     );
-    subscriptions.push(
+    track(
+      sessionId,
       store.subscribe((snapshot) => {
         for (const artifact of snapshot.context.artifacts) {
           const from = statuses.get(artifact.id) ?? null;
@@ -92,7 +104,8 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
     });
     const first = ref.getSnapshot();
     let last = phaseOf(first);
-    subscriptions.push(
+    track(
+      sessionId,
       ref.subscribe({
         next: (snapshot) => {
           const now = phaseOf(snapshot);
@@ -103,7 +116,10 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
           });
           last = now;
         },
-        complete: () => watchedSessions.delete(sessionId),
+        complete: () => {
+          watchedSessions.delete(sessionId);
+          release(sessionId);
+        },
       }),
     );
     watchArtifacts(sessionId);
@@ -117,7 +133,8 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
     const statuses = new Map<number, string>(
       ref.getSnapshot().context.rounds.map((round) => [round.round, round.status]),
     );
-    subscriptions.push(
+    track(
+      sessionId,
       ref.subscribe({
         next: (snapshot) => {
           for (const round of snapshot.context.rounds) {
@@ -184,6 +201,6 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
   return () => {
     connected = false;
     off();
-    for (const subscription of subscriptions.splice(0)) subscription.unsubscribe();
+    for (const sessionId of [...subscriptions.keys()]) release(sessionId);
   };
 }
