@@ -117,4 +117,22 @@ describe('the loop effect runner', () => {
     expect(answers).toEqual([]);
     expect(dispatcher.dispatchCalls).toBe(1);
   });
+
+  it('a loop dropped while an effect is in flight gets no answer; asked again, it is performed again', async () => {
+    const dispatcher = new ScriptedDispatcher();
+    const { effects, answers } = runner(dispatcher);
+    const dispatch = { kind: 'dispatch_round', key: 'L:1', round } as const;
+    effects.need('S', 'L', [dispatch, { kind: 'prepare' }]);
+    // Its session was dropped (another process owns it now) before the dispatcher answered.
+    effects.drop('L');
+    await settle();
+    expect(answers).toEqual([]);
+    // Activated again later: the same key, answered with the same task.
+    effects.need('S', 'L', [dispatch]);
+    await settle();
+    expect(dispatcher.dispatchCalls).toBe(2);
+    expect(answers.map(([, answer]) => answer)).toEqual([
+      expect.objectContaining({ type: 'loop.round_dispatched', key: 'L:1', taskId: 'task-1' }),
+    ]);
+  });
 });

@@ -337,7 +337,7 @@ export class Rolebox {
    * a session already live is returned as it is (the default, `'refuse'`, is
    * `duplicate_session`). A session another process drives is refused, or, with
    * `wait: true`, waited for until that process releases it or its claim runs out.
-   * Throws: `duplicate_session` when `id` is live (or being opened) and not reused,
+   * Throws: `duplicate_session` when `id` is live when called (or being opened) and not reused,
    * `session_owned_elsewhere` naming the owner, `invalid_argument` for a bad id or option,
    * `invalid_snapshot`/`snapshot_too_new` for a stored record that cannot be restored,
    * `not_started` before `start()`.
@@ -395,15 +395,10 @@ export class Rolebox {
       this.#requireStarted();
       const stored = options.id !== undefined && store ? await store.load(id) : undefined;
       this.#requireStarted();
-      if (this.#access.isLive(id)) {
-        // Activated meanwhile (its wake-up, a command): it is the session asked for.
-        if (ifOpen === 'reuse') return reuse();
-        throw new RoleboxError(
-          'duplicate_session',
-          `session ${describeValue(id)} is already open`,
-          { id },
-        );
-      }
+      // Activated meanwhile by this rolebox itself (its wake-up, due when the owner's claim
+      // runs out, just as a waiting open looks again; a command to it): it is the session
+      // asked for, not a second open of it (those are refused above).
+      if (this.#access.isLive(id)) return reuse();
       if (stored !== undefined) {
         this.#runtime.bringIn(id, stored, lease);
         return new SessionHandle(id, this.#sessionHost);

@@ -70,7 +70,10 @@ export class LoopEffectRunner {
     for (const effect of effects) this.#perform(loopId, loop, effect);
   }
 
-  /** Stops everything the loop had running (it finished, or its session is passivated). */
+  /**
+   * Stops everything the loop had running (it finished, or its session is passivated or
+   * dropped); what is still in flight for it is not answered.
+   */
   drop(loopId: string): void {
     const loop = this.#loops.get(loopId);
     if (!loop) return;
@@ -87,8 +90,11 @@ export class LoopEffectRunner {
 
   #perform(loopId: string, loop: LoopWatches, effect: LoopEffect): void {
     const { dispatcher, clock } = this.#deps;
+    // A loop dropped meanwhile (passivated, finished, or its session dropped because another
+    // process owns it now) gets no answer: it asks again for what it needs when activated.
     const answer = (event: LoopAnswer) => {
-      if (!this.#stopped) this.#deps.answer(loop.sessionId, loopId, event);
+      if (!this.#stopped && this.#loops.get(loopId) === loop)
+        this.#deps.answer(loop.sessionId, loopId, event);
     };
     const once = (id: string, run: () => Promise<LoopAnswer>) => {
       if (loop.inFlight.has(id)) return;
