@@ -94,10 +94,11 @@ export function followRolebox(
  */
 export async function waitForLoops(
   rb: Rolebox,
-  loopIds: Set<string>,
+  loops: ReadonlyMap<string, string>,
   output: Output,
   follower: LoopFollower,
 ): Promise<number> {
+  const loopIds = new Set(loops.keys());
   const phases: string[] = [];
   let interrupted = 0;
   return new Promise<number>((resolve) => {
@@ -143,6 +144,20 @@ export async function waitForLoops(
       if (loopIds.size === 0) finish(exitCodeFor(phases), true);
     });
     const offError = rb.on('error', (event) => {
+      // Another process took the session over (this one stalled beyond its lease): its loop
+      // goes on there; here it is over, and the exit code says it did not finish here.
+      if (isRoleboxError(event.error, 'session_owned_elsewhere') && event.sessionId) {
+        for (const [loopId, sessionId] of loops) {
+          if (sessionId !== event.sessionId || !loopIds.has(loopId)) continue;
+          loopIds.delete(loopId);
+          phases.push('interrupted');
+          output.err(
+            `» loop ${loopId} is driven by another process now (session ${sessionId} was taken over); this one let it go`,
+          );
+        }
+        if (loopIds.size === 0) finish(exitCodeFor(phases), true);
+        return;
+      }
       if (!isRoleboxError(event.error, 'store_failed')) return;
       storeFailed = true;
       output.err(`rolebox: ${event.error.message} [store_failed]`);
@@ -191,7 +206,7 @@ export async function runLoopCommand(
       `» session ${session.id}, loop ${started.loopId}: ${command.iterations} round(s), ${command.mode} mode`,
     );
     crashPoint('ack');
-    return await waitForLoops(rb, new Set([started.loopId]), output, follower);
+    return await waitForLoops(rb, new Map([[started.loopId, session.id]]), output, follower);
   } finally {
     follower.stop();
     await close();

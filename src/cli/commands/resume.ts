@@ -107,9 +107,10 @@ export async function runResumeCommand(
     worker,
     output,
   );
-  const loops = new Map<string, number>();
+  /** The loops resumed: their totals (for the notes) and their sessions. */
+  const loops = new Map<string, { total: number; sessionId: string }>();
   // Listening before the restore, so nothing a restored loop says right away is missed.
-  const follower = followRolebox(rb, output, (loopId) => loops.get(loopId));
+  const follower = followRolebox(rb, output, (loopId) => loops.get(loopId)?.total);
   try {
     const report = await rb.start();
     for (const failure of report.failed)
@@ -133,7 +134,7 @@ export async function runResumeCommand(
         continue;
       }
       if (loop && !isTerminalLoopPhase(loop.phase)) {
-        loops.set(loop.id, loop.total);
+        loops.set(loop.id, { total: loop.total, sessionId });
         output.err(
           `» resuming loop ${loop.id} in session ${sessionId}: round ${loop.current}/${loop.total}, ${loop.phase}`,
         );
@@ -144,7 +145,12 @@ export async function runResumeCommand(
       output.err('» nothing to resume (no stored loop is running)');
       return refused > 0 ? 1 : 0;
     }
-    const code = await waitForLoops(rb, new Set(loops.keys()), output, follower);
+    const code = await waitForLoops(
+      rb,
+      new Map([...loops].map(([loopId, { sessionId }]) => [loopId, sessionId])),
+      output,
+      follower,
+    );
     return refused > 0 && code === 0 ? 1 : code;
   } finally {
     follower.stop();
