@@ -133,6 +133,12 @@ export class SystemAccess {
     )
       this.#hooks.activate(event.sessionId);
     if ('sessionId' in event) this.#touched.add(event.sessionId);
+    // A command for a live session goes straight to its actor: through the root and its
+    // shard it would cost two more XState steps and change nothing (they only route it).
+    if (event.type === 'system.deliver') {
+      const session = this.sessionActor(event.sessionId);
+      if (session) return this.#run(() => session.send(event.command));
+    }
     return this.#run(() => this.root.send(event));
   }
 
