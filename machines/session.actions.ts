@@ -1,11 +1,4 @@
-import {
-  type AnyActorRef,
-  assign,
-  type EventObject,
-  enqueueActions,
-  type ParameterizedObject,
-  sendParent,
-} from 'xstate';
+import { type AnyActorRef, assign, enqueueActions, type ParameterizedObject } from 'xstate';
 import { functionActorId, loopActorId } from '../src/base/actor-ids.js';
 import type { FunctionContext } from '../src/function/machine-types.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
@@ -92,7 +85,7 @@ type SessionEnqueueActions<TParams extends Params> = typeof enqueueActions<
   EnqueuedAction,
   never,
   never,
-  EventObject
+  SystemEmitted
 >;
 
 /** XState's `assign`, for a session action taking `TParams`. */
@@ -178,13 +171,23 @@ function withoutTime(event: TimedRuntimeEvent): RuntimeEvent {
 
 /** The actions of the runtime phases (SPEC §4.2). */
 const runtimeActions = {
-  tellParent: sendParent<
+  // What the host is told is emitted by the session itself, to the runtime that listens to
+  // it: relayed through the shard and the root it cost two XState steps per event and
+  // changed nothing there. What the system keeps (the loop registry) goes up as events.
+  tellParent: enqueueActions<
     SessionContext,
     SessionEvent,
     { event: ToParentEvent },
-    ToParentEvent,
-    SessionEvent
-  >((_, params) => params.event),
+    SessionEvent,
+    SessionActor,
+    never,
+    never,
+    never,
+    SystemEmitted
+  >(({ enqueue }, params) => {
+    if (params.event.type === 'host') enqueue.emit(params.event.event);
+    else enqueue.sendParent(params.event);
+  }),
   /** Every applied runtime event goes into the history; a user action resets the burst count. */
   recordEvent: sessionAssign(({ context }, event: TimedRuntimeEvent) => ({
     history: [...context.history, { at: event.at, event: withoutTime(event) }],

@@ -1,6 +1,7 @@
 import { enqueueActions, setup } from 'xstate';
 import { artifactStoreLogic } from '../src/session/artifact-store.js';
 import type { SessionCommand } from '../src/session/commands.js';
+import type { SystemEmitted } from '../src/session/emitted.js';
 import type { SessionContext, SessionEvent, SessionInput } from '../src/session/machine-types.js';
 import {
   artifactAwaitsReview,
@@ -60,6 +61,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       context: {} as SessionContext,
       events: {} as SessionEvent,
       input: {} as SessionInput,
+      emitted: {} as SystemEmitted,
     },
     actors: { function: functionMachine, loop: loopMachine, artifacts: artifactStoreLogic },
     // Guards, like actions, take the parts of the event they judge as params.

@@ -182,7 +182,6 @@ export function createSystemMachine(env: SystemMachineEnv) {
           at: event.at,
         })),
       },
-      host: { actions: emit(({ event }) => event.event) },
     },
   });
 }

@@ -139,7 +139,13 @@ export class SystemAccess {
       const session = this.sessionActor(event.sessionId);
       if (session) return this.#run(() => session.send(event.command));
     }
-    return this.#run(() => this.root.send(event));
+    const caused = this.#run(() => this.root.send(event));
+    // A session just spawned: what it tells the host, it emits itself.
+    if (event.type === 'system.open_session' || event.type === 'system.restore_session')
+      this.actor(sessionActorId(event.sessionId))?.on('*', (emitted) =>
+        this.#onEmitted(emitted as SystemEmitted),
+      );
+    return caused;
   }
 
   /**

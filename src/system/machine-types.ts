@@ -2,7 +2,6 @@ import type { LoopInput } from '../loop/machine-types.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SessionCommand } from '../session/commands.js';
-import type { SystemEmitted } from '../session/emitted.js';
 import type { SessionInput } from '../session/machine-types.js';
 import type { AcceptanceMode } from '../session/runtime-types.js';
 
@@ -26,8 +25,7 @@ export type ShardEvent =
       readonly sessionId: string;
       readonly command: SessionCommand;
     }
-  | SystemLoopEvent
-  | { readonly type: 'host'; readonly event: SystemEmitted };
+  | SystemLoopEvent;
 
 /** What sessions report to the system about their loops. */
 export type SystemLoopEvent =
@@ -69,5 +67,4 @@ export type SystemEvent =
       readonly loop: LoopInput;
       readonly rootLoopId: string;
     }
-  | SystemLoopEvent
-  | { readonly type: 'host'; readonly event: SystemEmitted };
+  | SystemLoopEvent;
