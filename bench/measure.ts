@@ -1,3 +1,4 @@
+import { execFileSync } from 'node:child_process';
 import { mkdir, writeFile } from 'node:fs/promises';
 import { join } from 'node:path';
 
@@ -15,6 +16,53 @@ export async function timeNs(run: () => unknown): Promise<number> {
   const start = process.hrtime.bigint();
   await run();
   return Number(process.hrtime.bigint() - start);
+}
+
+/** `value` rounded to `digits` decimals (figures are read by people, not diffed to the ns). */
+export function rounded(value: number, digits = 2): number {
+  return Number(value.toFixed(digits));
+}
+
+/** A figure checked against its goal (`value ≤ max`), as it is written to the results. */
+export interface GoalFigure {
+  readonly value: number;
+  readonly unit: string;
+  readonly goal: string;
+  readonly met: boolean;
+}
+
+/** Checks a figure against an upper bound: the form every goal of the benches takes. */
+export function atMost(value: number, max: number, unit: string): GoalFigure {
+  return { value: rounded(value), unit, goal: `<= ${max}`, met: value <= max };
+}
+
+/**
+ * JS heap in use once garbage is collected, in bytes. Needs `node --expose-gc`: a heap
+ * figure taken with garbage still in it says nothing per session. Collects several times,
+ * yielding in between, so that finalizers and weak references settle.
+ */
+export async function settledHeap(): Promise<number> {
+  const gc = (globalThis as { gc?: () => void }).gc;
+  if (!gc) throw new Error('heap figures need node --expose-gc');
+  for (let round = 0; round < 4; round++) {
+    gc();
+    await new Promise((resolve) => setImmediate(resolve));
+  }
+  return process.memoryUsage().heapUsed;
+}
+
+/**
+ * Runs `file` again in a fresh Node process (with `--expose-gc` and tsx) and returns what
+ * it printed as JSON. A part of a bench that builds 100 000 sessions, or measures heap,
+ * must not share a heap or a JIT warm-up with the others.
+ */
+export function runPart<T>(file: string, args: readonly string[]): T {
+  const output = execFileSync(
+    process.execPath,
+    ['--expose-gc', '--import', 'tsx', '--conditions=source', file, ...args],
+    { encoding: 'utf8', maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  return JSON.parse(output) as T;
 }
 
 /**

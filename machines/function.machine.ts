@@ -17,6 +17,7 @@ import type { SessionFacts } from '../src/function/session-facts.js';
 import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
 import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
+import { withFastContext } from './fast-context.js';
 
 /** Version of the function machine's persisted shape; bump when context or states change. */
 export const FUNCTION_MACHINE_VERSION = 1;
@@ -75,7 +76,7 @@ export function createFunctionMachine(env: MachineEnv) {
     return evidence;
   };
 
-  return setup({
+  const machine = setup({
     types: {
       context: {} as FunctionContext,
       events: {} as FunctionEvent,
@@ -300,6 +301,7 @@ export function createFunctionMachine(env: MachineEnv) {
       },
     },
   });
+  return withFastContext(machine);
 }
 
 /** The function machine type of one rolebox. */

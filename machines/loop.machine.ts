@@ -20,6 +20,7 @@ import { summarizeRound } from '../src/loop/round-prompt.js';
 import type { LoopPhase, LoopState, RoundRecord } from '../src/loop/types.js';
 import type { RoundResult } from '../src/ports/dispatcher.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
+import { withFastContext } from './fast-context.js';
 
 /** Version of the loop machine's persisted shape; bump when context or states change. */
 export const LOOP_MACHINE_VERSION = 2;
@@ -128,7 +129,7 @@ export function createLoopMachine(env: MachineEnv) {
   const eventAt = (event: { at?: number }, fallback: number): number =>
     typeof event.at === 'number' ? event.at : fallback;
 
-  return setup({
+  const machine = setup({
     types: {
       context: {} as LoopContext,
       events: {} as LoopEvent,
@@ -552,6 +553,7 @@ export function createLoopMachine(env: MachineEnv) {
       },
     },
   });
+  return withFastContext(machine);
 }
 
 /** `askFor` for one state: the loop tells its session all it needs from the world there. */

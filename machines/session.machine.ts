@@ -12,6 +12,7 @@ import type { MainAgentDecision } from '../src/session/runtime-types.js';
 import { isPausingSignal } from '../src/signal/catalogue.js';
 import type { SignalArgs } from '../src/signal/schema.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
+import { withFastContext } from './fast-context.js';
 import { createFunctionMachine, type FunctionMachine } from './function.machine.js';
 import { createLoopMachine, type LoopMachine } from './loop.machine.js';
 import {
@@ -56,7 +57,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
   const functionMachine: FunctionMachine = (env.factories?.function ?? createFunctionMachine)(env);
   const loopMachine: LoopMachine = (env.factories?.loop ?? createLoopMachine)(env);
 
-  return setup({
+  const machine = setup({
     types: {
       context: {} as SessionContext,
       events: {} as SessionEvent,
@@ -464,6 +465,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       error: { entry: 'clearWaitingReason' },
     },
   });
+  return withFastContext(machine);
 }
 
 /** The session machine type of one rolebox. */

@@ -29,6 +29,15 @@ export function createShardMachine(sessionMachine: SessionMachine) {
       stopSession: enqueueActions(({ enqueue }, { sessionId }: { sessionId: string }) => {
         enqueue.stopChild(sessionActorId(sessionId));
       }),
+      // Every session, the last spawned first. Each stop copies the children object; XState
+      // stopping a parent stops them first spawned first, and a copy that lost a key other
+      // than its last added is a slow (dictionary) object whose next copy costs ~1 µs per
+      // key: O(n²) per shard, 13 s for a rolebox with 10 000 live sessions. Last first,
+      // every copy stays a fast one.
+      stopAll: enqueueActions(({ enqueue, self }) => {
+        const children = Object.keys((self.getSnapshot() as { children: object }).children);
+        for (const id of children.reverse()) enqueue.stopChild(id);
+      }),
       deliver: enqueueActions(
         ({ enqueue }, { sessionId, command }: { sessionId: string; command: SessionCommand }) => {
           enqueue.sendTo(sessionActorId(sessionId), command);
@@ -42,6 +51,7 @@ export function createShardMachine(sessionMachine: SessionMachine) {
     on: {
       'shard.spawn': { actions: { type: 'spawnSession', params: ({ event }) => event.input } },
       'shard.stop': { actions: { type: 'stopSession', params: ({ event }) => event } },
+      'shard.stop_all': { actions: 'stopAll' },
       'shard.deliver': { actions: { type: 'deliver', params: ({ event }) => event } },
       // What sessions tell the system passes up.
       'system.loop_worker': { actions: { type: 'toRoot', params: ({ event }) => event } },

@@ -119,6 +119,13 @@ export function createSystemMachine(env: SystemMachineEnv) {
           }),
         },
       },
+      // rb.stop(): each shard stops its sessions before the root stops (see the shard's stopAll).
+      'system.stop_sessions': {
+        actions: enqueueActions(({ context, enqueue }) => {
+          for (let index = 0; index < context.shards; index++)
+            enqueue.sendTo(shardActorId(index), { type: 'shard.stop_all' } satisfies ShardEvent);
+        }),
+      },
       'system.deliver': {
         actions: {
           type: 'toShard',

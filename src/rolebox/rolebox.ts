@@ -494,6 +494,10 @@ export class Rolebox {
           this.#persister?.dispose();
           this.#runner.stop();
           await this.#runtime.stop();
+          // The sessions first, by their shards: stopping the root with its sessions in it
+          // costs O(live²) in XState (see the shard machine's stopAll). A rolebox halted by
+          // a failed save has no running actors left.
+          if (this.#state === 'started') this.#access.dispatch({ type: 'system.stop_sessions' });
           this.#access.root.stop();
         }
       }

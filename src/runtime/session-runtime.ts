@@ -70,10 +70,13 @@ export class SessionRuntime {
   readonly #settings: SessionRuntimeSettings;
   readonly #wakeUps: WakeUpScheduler;
   #sweep: TimerHandle | undefined;
-  /** Sessions being saved on their way out (passivation is async: a save comes first). */
-  readonly #passivating = new Set<string>();
   #renewal: TimerHandle | undefined;
   #stopped = false;
+  /** Passivations in flight, with the use of the session each was started for. */
+  readonly #passivating = new Map<
+    string,
+    { readonly usedAt: number; readonly done: Promise<boolean> }
+  >();
 
   constructor(host: SessionRuntimeHost, settings: SessionRuntimeSettings) {
     this.#host = host;
@@ -229,28 +232,42 @@ export class SessionRuntime {
    * read, an idle cycle) or used while it was being saved stays live.
    * Returns: whether it was passivated.
    */
-  async passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
+  passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
+    // The LRU limit (on every activation) and the idle sweep ask again for each session
+    // until it is gone: asked again for the same use of it, the passivation in flight is
+    // the answer. Starting another would save and flush it once more per ask, and with
+    // thousands over the limit the flushes queue up faster than they complete.
+    const usedAt = this.#host.access.directory.get(sessionId)?.lastUsedAt;
+    const inFlight = this.#passivating.get(sessionId);
+    if (inFlight && inFlight.usedAt === usedAt) return inFlight.done;
+    const done = this.#passivate(sessionId, reason);
+    if (usedAt !== undefined) {
+      const passivation = { usedAt, done };
+      this.#passivating.set(sessionId, passivation);
+      const forget = () => {
+        if (this.#passivating.get(sessionId) === passivation) this.#passivating.delete(sessionId);
+      };
+      done.then(forget, forget);
+    }
+    return done;
+  }
+
+  async #passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
     const { access, persister } = this.#host;
     const entry = access.directory.get(sessionId);
-    if (!entry || this.#passivating.has(sessionId)) return false;
-    if (!this.#persistent || !this.#mayPassivate(sessionId)) return false;
-    this.#passivating.add(sessionId);
-    try {
-      const usedAt = entry.lastUsedAt;
-      persister?.mark(sessionId);
-      await persister?.flush();
-      // Used while it was being saved, or busy again: it stays live.
-      if (this.#stopped || access.directory.get(sessionId)?.lastUsedAt !== usedAt) return false;
-      if (!this.#mayPassivate(sessionId) || persister?.isPending(sessionId)) return false;
-      const wakeUp = this.wakeUpOf(sessionId);
-      this.#stopActors(sessionId);
-      this.#wakeUps.schedule(wakeUp);
-      if (entry.lease) await this.#host.store?.release([entry.lease]);
-      this.#host.emit({ type: 'session_passivated', sessionId, reason });
-      return true;
-    } finally {
-      this.#passivating.delete(sessionId);
-    }
+    if (!entry || !this.#persistent || !this.#mayPassivate(sessionId)) return false;
+    const usedAt = entry.lastUsedAt;
+    persister?.mark(sessionId);
+    await persister?.flush();
+    if (this.#stopped || access.directory.get(sessionId)?.lastUsedAt !== usedAt) return false;
+    // Busy again, or changed while it was being saved: it stays live.
+    if (!this.#mayPassivate(sessionId) || persister?.isPending(sessionId)) return false;
+    const wakeUp = this.wakeUpOf(sessionId);
+    this.#stopActors(sessionId);
+    this.#wakeUps.schedule(wakeUp);
+    if (entry.lease) await this.#host.store?.release([entry.lease]);
+    this.#host.emit({ type: 'session_passivated', sessionId, reason });
+    return true;
   }
 
   /** Stops the timers and every wake-up; the claims are left to run out. */
@@ -346,14 +363,20 @@ export class SessionRuntime {
 
   #enforceLimit(justUsed: string): void {
     const { directory } = this.#host.access;
-    // Sessions already on their way out count as gone.
+    if (!this.#persistent || directory.size <= this.#settings.maxLiveSessions) return;
+    // Sessions already on their way out count as gone, and are not looked at again: on a
+    // burst of activations thousands may be in flight, and going over them on every
+    // activation made each one cost O(in flight).
     let excess = directory.size - this.#passivating.size - this.#settings.maxLiveSessions;
-    if (!this.#persistent || excess <= 0) return;
-    // Least recently used first, walking the directory's own order (no copy of its keys).
+    if (excess <= 0) return;
     for (const [sessionId] of directory.entries()) {
       if (excess <= 0) break;
-      if (sessionId === justUsed || this.#passivating.has(sessionId)) continue;
-      if (!this.#mayPassivate(sessionId)) continue;
+      if (
+        sessionId === justUsed ||
+        this.#passivating.has(sessionId) ||
+        !this.#mayPassivate(sessionId)
+      )
+        continue;
       excess--;
       void this.passivate(sessionId, 'lru').catch((error: Error) =>
         this.#host.report(error, sessionId),

@@ -20,6 +20,8 @@ export interface SystemContext {
 export type ShardEvent =
   | { readonly type: 'shard.spawn'; readonly input: SessionInput }
   | { readonly type: 'shard.stop'; readonly sessionId: string }
+  /** Stops every session of the shard (the rolebox stops). */
+  | { readonly type: 'shard.stop_all' }
   | {
       readonly type: 'shard.deliver';
       readonly sessionId: string;
@@ -56,6 +58,8 @@ export type SystemEvent =
   | { readonly type: 'system.set_loop_registry'; readonly loopRegistry: LoopRegistry }
   /** Stops a live session's actors, its record kept: it is passivated (the runtime saved it). */
   | { readonly type: 'system.passivate_session'; readonly sessionId: string }
+  /** Stops every live session's actors (the rolebox stops; everything was saved). */
+  | { readonly type: 'system.stop_sessions' }
   | {
       readonly type: 'system.deliver';
       readonly sessionId: string;
