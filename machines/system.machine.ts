@@ -53,6 +53,14 @@ export function createSystemMachine(env: SystemMachineEnv) {
     },
     actors: { shard: createShardMachine(sessionMachine) },
     actions: {
+      stopSession: enqueueActions(({ event, enqueue }) => {
+        if (event.type !== 'system.close_session' && event.type !== 'system.passivate_session')
+          return;
+        enqueue.sendTo(shardOf(event.sessionId), {
+          type: 'shard.stop',
+          sessionId: event.sessionId,
+        } satisfies ShardEvent);
+      }),
       toShard: enqueueActions(
         ({ enqueue }, { sessionId, event }: { sessionId: string; event: ShardEvent }) => {
           enqueue.sendTo(shardOf(sessionId), event);
@@ -101,24 +109,10 @@ export function createSystemMachine(env: SystemMachineEnv) {
           }),
         },
       },
-      'system.close_session': {
-        actions: {
-          type: 'toShard',
-          params: ({ event }) => ({
-            sessionId: event.sessionId,
-            event: { type: 'shard.stop', sessionId: event.sessionId },
-          }),
-        },
-      },
-      'system.passivate_session': {
-        actions: {
-          type: 'toShard',
-          params: ({ event }) => ({
-            sessionId: event.sessionId,
-            event: { type: 'shard.stop', sessionId: event.sessionId },
-          }),
-        },
-      },
+      // Closed or passivated, the session's actors stop the same way; what happens to its
+      // record (deleted, or kept with its wake-up) is the runtime's.
+      'system.close_session': { actions: 'stopSession' },
+      'system.passivate_session': { actions: 'stopSession' },
       // rb.stop(): each shard stops its sessions before the root stops (see the shard's stopAll).
       'system.stop_sessions': {
         actions: enqueueActions(({ context, enqueue }) => {

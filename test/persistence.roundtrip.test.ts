@@ -31,13 +31,7 @@ import {
   type ModelEvent,
   performLoopEvent,
 } from './support/loop-model.js';
-import {
-  RUNTIME_EVENT_SET,
-  sendModelEvent,
-  serializeSessionState,
-  sessionModelEvents,
-  sessionModelMachine,
-} from './support/session-model.js';
+import { sendModelEvent, sessionModelEvents, sessionModelPaths } from './support/session-model.js';
 
 // Every machine in every state (the states generated with xstate/graph): persisted, round-
 // tripped through JSON, restored into a new system, and then behaving exactly like the
@@ -143,13 +137,7 @@ describe('function machine: every state round-trips', () => {
 });
 
 describe('session machine: every phase and waiting reason round-trips', () => {
-  const paths = getShortestPaths(sessionModelMachine, {
-    input: { sessionId: 'S', at: 0 },
-    events: sessionModelEvents as never,
-    filterEvents: (_snapshot, event) => RUNTIME_EVENT_SET.has(event.type),
-    serializeState: serializeSessionState as never,
-    serializeEvent: (event) => JSON.stringify(event),
-  });
+  const paths = sessionModelPaths();
   const send = sendModelEvent;
 
   for (const path of paths) {

@@ -1,6 +1,5 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyMachineSnapshot } from 'xstate';
-import { getShortestPaths } from 'xstate/graph';
 import type { TimedRuntimeEvent } from '../machines/index.js';
 import {
   createRolebox,
@@ -17,13 +16,7 @@ import {
   seededIdSource,
   settle,
 } from '../src/testing/index.js';
-import {
-  RUNTIME_EVENT_SET,
-  sendModelEvent,
-  serializeSessionState,
-  sessionModelEvents,
-  sessionModelMachine,
-} from './support/session-model.js';
+import { sendModelEvent, sessionModelPaths } from './support/session-model.js';
 
 // Sessions as virtual actors (DESIGN §7): a session with no command for `idleMs`, or beyond
 // `maxLiveSessions`, is passivated (saved, stopped, dropped from memory) and activated
@@ -353,13 +346,7 @@ describe('passivation', () => {
 });
 
 describe('a command to a passivated session behaves exactly as to a live one', () => {
-  const paths = getShortestPaths(sessionModelMachine, {
-    input: { sessionId: 'S', at: 0 },
-    events: sessionModelEvents as never,
-    filterEvents: (_snapshot, event) => RUNTIME_EVENT_SET.has(event.type),
-    serializeState: serializeSessionState as never,
-    serializeEvent: (event) => JSON.stringify(event),
-  });
+  const paths = sessionModelPaths();
   for (const path of paths.filter((candidate) => candidate.steps.length > 1)) {
     const steps = path.steps.slice(1).map(({ event }) => event as TimedRuntimeEvent);
     it(`${steps.map((event) => event.type).join(' → ')} ⇒ ${JSON.stringify(path.state.value)}`, async () => {

@@ -1,4 +1,5 @@
 import type { AnyMachineSnapshot } from 'xstate';
+import { getShortestPaths } from 'xstate/graph';
 import {
   createSessionMachine,
   FunctionCatalog,
@@ -107,4 +108,15 @@ export function sendModelEvent(session: SessionHandle, event: TimedRuntimeEvent)
   if (runtimeEvent.type === 'worker_completed')
     session.artifacts.write({ name: `story-${runtimeEvent.artifactId}` });
   return session.send(runtimeEvent as RuntimeEvent);
+}
+
+/** Every shortest path of the session model over the runtime events, from a new session. */
+export function sessionModelPaths() {
+  return getShortestPaths(sessionModelMachine, {
+    input: { sessionId: 'S', at: 0 },
+    events: sessionModelEvents as never,
+    filterEvents: (_snapshot, event) => RUNTIME_EVENT_SET.has(event.type),
+    serializeState: serializeSessionState as never,
+    serializeEvent: (event) => JSON.stringify(event),
+  });
 }
