@@ -4,8 +4,8 @@
 // session to be saved (goal ≤ 1.1× without a store); the batch written afterwards is timed
 // separately and reported as what the store costs per signal in all (saved once per
 // debounce window). A simulated clock keeps the debounce from firing inside a sample.
-// What the store adds to the call is ~1 µs (a Set add) on ~80 µs: many short samples,
-// alternating, since a single sample of either varies by ±15% on a shared machine.
+// What the store adds to the call is marking the session to be saved: many short samples,
+// alternating, since a single long sample of either varied by ±15% on a shared machine.
 // Run: npm run bench:signal-store
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
