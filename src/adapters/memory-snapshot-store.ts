@@ -18,6 +18,7 @@ import {
   checkOwner,
   checkPrefix,
   checkRecords,
+  checkRenewal,
   checkSessionId,
   checkTime,
   checkTtl,
@@ -110,10 +111,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   readonly immediate: ImmediateSessionAccess = {
     load: (id) => this.#loadNow(id),
     claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
-    renew: (leases, owner, ttlMs, now) =>
-      leases.flatMap((lease) =>
-        this.#renewNow(lease, owner, ttlMs, now) ? [] : [lease.sessionId],
-      ),
+    renew: (leases, owner, ttlMs, now) => this.#renewNow(leases, owner, ttlMs, now),
   };
 
   #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
@@ -136,19 +134,23 @@ export class MemorySnapshotStore implements SnapshotStore {
     ttlMs: number,
     now: number,
   ): Promise<boolean> {
-    return this.#renewNow(lease, owner, ttlMs, now);
+    return this.#renewNow([lease], owner, ttlMs, now).length === 0;
   }
 
-  #renewNow(lease: SessionLease, owner: StoreOwner, ttlMs: number, now: number): boolean {
-    const [checked] = checkLeases([lease]) as [SessionLease];
-    checkOwner(owner);
-    checkTtl(ttlMs);
-    checkTime(now);
-    const row = this.#claims.get(checked.sessionId);
-    if (!writeAllowed(row, checked.token, now) || row?.owner.ownerId !== owner.ownerId)
-      return false;
-    this.#claims.set(checked.sessionId, { ...row, expiresAt: now + ttlMs });
-    return true;
+  /** Renews each lease still ours; returns the session ids whose claim was lost. */
+  #renewNow(
+    leases: readonly SessionLease[],
+    owner: StoreOwner,
+    ttlMs: number,
+    now: number,
+  ): string[] {
+    return checkRenewal(leases, owner, ttlMs, now).flatMap(({ sessionId, token }) => {
+      const row = this.#claims.get(sessionId);
+      if (!writeAllowed(row, token, now) || row?.owner.ownerId !== owner.ownerId)
+        return [sessionId];
+      this.#claims.set(sessionId, { ...row, expiresAt: now + ttlMs });
+      return [];
+    });
   }
 
   async release(leases: readonly SessionLease[]): Promise<void> {

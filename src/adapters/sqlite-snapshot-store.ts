@@ -22,6 +22,7 @@ import {
   checkOwner,
   checkPrefix,
   checkRecords,
+  checkRenewal,
   checkSessionId,
   checkTime,
   checkTtl,
@@ -253,21 +254,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
   readonly immediate: ImmediateSessionAccess = {
     load: (id) => this.#loadNow(id),
     claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
-    renew: (leases, owner, ttlMs, now) => {
-      const checked = checkLeases(leases);
-      checkOwner(owner);
-      checkTtl(ttlMs);
-      checkTime(now);
-      return this.#run('write', () =>
-        this.#db
-          .transaction(() =>
-            checked.flatMap((lease) =>
-              this.#renewNow(lease, owner, ttlMs, now) ? [] : [lease.sessionId],
-            ),
-          )
-          .immediate(),
-      );
-    },
+    renew: (leases, owner, ttlMs, now) => this.#renewNow(leases, owner, ttlMs, now),
   };
 
   #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
@@ -299,18 +286,28 @@ export class SqliteSnapshotStore implements SnapshotStore {
     ttlMs: number,
     now: number,
   ): Promise<boolean> {
-    const [checked] = checkLeases([lease]) as [SessionLease];
-    checkOwner(owner);
-    checkTtl(ttlMs);
-    checkTime(now);
-    return this.#run('write', () => this.#renewNow(checked, owner, ttlMs, now));
+    return this.#renewNow([lease], owner, ttlMs, now).length === 0;
   }
 
-  #renewNow(checked: SessionLease, owner: StoreOwner, ttlMs: number, now: number): boolean {
-    // One statement: the row is checked and extended atomically.
-    return (
-      this.#extendClaim.run(now + ttlMs, checked.sessionId, checked.token, owner.ownerId, now)
-        .changes === 1
+  /** Renews each lease still ours, in one transaction; returns the session ids whose claim was lost. */
+  #renewNow(
+    leases: readonly SessionLease[],
+    owner: StoreOwner,
+    ttlMs: number,
+    now: number,
+  ): string[] {
+    const checked = checkRenewal(leases, owner, ttlMs, now);
+    return this.#run('write', () =>
+      this.#db
+        .transaction(() =>
+          // One statement per lease: the row is checked and extended atomically.
+          checked.flatMap(({ sessionId, token }) =>
+            this.#extendClaim.run(now + ttlMs, sessionId, token, owner.ownerId, now).changes === 1
+              ? []
+              : [sessionId],
+          ),
+        )
+        .immediate(),
     );
   }
 

@@ -143,6 +143,20 @@ export function checkLeases(leases: unknown): readonly SessionLease[] {
   return checkArray(leases, 'leases').map(checkLease);
 }
 
+/** The arguments of a `renew` (one lease or many), checked: the leases. */
+export function checkRenewal(
+  leases: unknown,
+  owner: unknown,
+  ttlMs: unknown,
+  now: unknown,
+): readonly SessionLease[] {
+  const checked = checkLeases(leases);
+  checkOwner(owner);
+  checkTtl(ttlMs);
+  checkTime(now);
+  return checked;
+}
+
 /** Throws `invalid_argument` unless `records` is an array of records with string fields. */
 export function checkRecords(records: unknown): readonly StoredRecord[] {
   for (const record of checkArray(records, 'records')) {

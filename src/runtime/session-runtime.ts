@@ -27,13 +27,15 @@ export interface SessionRuntimeSettings {
   readonly round: RoundSettings;
 }
 
+/** What made a passivated session live: an open, a command to it, or its wake-up (deadline, worker). */
+export type ActivationTrigger = 'open' | 'command' | 'wake_up';
+
 /** What activated or passivated a session, as host events say it. */
 export type LifecycleEvent =
   | {
       readonly type: 'session_activated';
       readonly sessionId: string;
-      /** What made it live: an open, a command to it, or its wake-up (deadline, worker). */
-      readonly trigger: 'open' | 'command' | 'wake_up';
+      readonly trigger: ActivationTrigger;
     }
   | {
       readonly type: 'session_passivated';
@@ -112,7 +114,7 @@ export class SessionRuntime {
    * `snapshot_too_new` for a record that cannot be restored; `session_passivated` for a
    * store that cannot answer at once (activate it with `openSession` first).
    */
-  activateNow(sessionId: string, trigger: 'command' | 'wake_up' = 'command'): boolean {
+  activateNow(sessionId: string, trigger: Exclude<ActivationTrigger, 'open'> = 'command'): boolean {
     const { store } = this.#host;
     if (!store || this.#stopped) return false;
     const immediate = store.immediate;
@@ -298,9 +300,7 @@ export class SessionRuntime {
     sessionId: string,
     stored: string,
     lease: SessionLease | undefined,
-    trigger: LifecycleEvent & { type: 'session_activated' } extends { trigger: infer T }
-      ? T
-      : never,
+    trigger: ActivationTrigger,
   ): void {
     const { access, runner } = this.#host;
     try {
