@@ -1,21 +1,17 @@
-import { assign, sendParent, setup } from 'xstate';
+import { assign, emit, sendParent, setup } from 'xstate';
 import { topStateOf } from '../src/base/state-value.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../src/loop/constants.js';
 import type { LoopDeadline } from '../src/loop/effect-types.js';
 import { type LoopEffectState, loopEffectsOf } from '../src/loop/effects.js';
 import type {
   LoopContext,
+  LoopEmitted,
   LoopEvent,
   LoopInput,
   LoopOutcome,
   LoopToSessionEvent,
 } from '../src/loop/machine-types.js';
-import {
-  loopEndedNote,
-  loopErrorNote,
-  loopStartedNote,
-  roundCompletedNote,
-} from '../src/loop/notes.js';
+import { loopEndedNote, loopErrorNote, roundCompletedNote } from '../src/loop/notes.js';
 import { summarizeRound } from '../src/loop/round-prompt.js';
 import type { LoopPhase, LoopState, RoundRecord } from '../src/loop/types.js';
 import type { RoundResult } from '../src/ports/dispatcher.js';
@@ -26,12 +22,13 @@ import { withFastContext } from './fast-context.js';
 export const LOOP_MACHINE_VERSION = 2;
 
 /**
- * The actions by which a loop talks to its session. A model test provides them as no-ops
- * to traverse the machine alone; everything else in the machine is state logic.
+ * The actions by which a loop talks to the world: it emits its needs and its notes itself
+ * (the runtime listens to every live loop), and tells its session only that it finished.
+ * A model test provides them as no-ops to traverse the machine alone; everything else in
+ * the machine is state logic.
  */
 export const LOOP_OUTBOUND_ACTIONS = [
   'askFor',
-  'announceStart',
   'announceRound',
   'announceEnd',
   'reportWorkerStarted',
@@ -134,6 +131,7 @@ export function createLoopMachine(env: MachineEnv) {
       context: {} as LoopContext,
       events: {} as LoopEvent,
       input: {} as LoopInput,
+      emitted: {} as LoopEmitted,
     },
     guards: {
       // Each answer names what it answers: a stale or duplicate one matches nothing.
@@ -248,31 +246,23 @@ export function createLoopMachine(env: MachineEnv) {
         activeWorkerSessionId: undefined,
         updatedAt: at,
       })),
-      // Outbound: to the session.
-      askFor: sendParent(
+      // Outbound. Needs, notes and round starts are emitted by the loop itself: relayed
+      // through the session they cost a session step each (five per round), for nothing
+      // the session keeps. Only the end goes to the session, which drops the loop.
+      askFor: emit(
         ({ context }, { state }: { state: LoopEffectState | undefined }) =>
           ({
-            type: 'loop.effects',
+            type: 'loop_effects',
+            sessionId: context.originSessionId,
             loopId: context.id,
             effects: loopEffectsOf(state, context, settings),
-          }) satisfies LoopToSessionEvent,
+          }) satisfies LoopEmitted,
       ),
-      announceStart: sendParent(
-        ({ context }) =>
-          ({
-            type: 'loop.note',
-            loopId: context.id,
-            text: loopStartedNote(
-              context.total,
-              context.mode,
-              context.clamped ? context.requested : undefined,
-            ),
-          }) satisfies LoopToSessionEvent,
-      ),
-      announceRound: sendParent(({ context }) => {
+      announceRound: emit(({ context }) => {
         const record = context.rounds.find((r) => r.round === context.current) as RoundRecord;
         return {
-          type: 'loop.note',
+          type: 'note',
+          sessionId: context.originSessionId,
           loopId: context.id,
           text: roundCompletedNote(
             record.round,
@@ -280,28 +270,30 @@ export function createLoopMachine(env: MachineEnv) {
             record.workerSessionId,
             record.durationMs,
           ),
-        } satisfies LoopToSessionEvent;
+        } satisfies LoopEmitted;
       }),
-      announceEnd: sendParent(
+      announceEnd: emit(
         ({ context }, params: { outcome: LoopOutcome }) =>
           ({
-            type: 'loop.note',
+            type: 'note',
+            sessionId: context.originSessionId,
             loopId: context.id,
             text:
               params.outcome === 'error'
                 ? loopErrorNote(context.errorReason ?? 'unknown error')
                 : loopEndedNote(params.outcome, context.rounds),
-          }) satisfies LoopToSessionEvent,
+          }) satisfies LoopEmitted,
       ),
-      reportWorkerStarted: sendParent(
+      reportWorkerStarted: emit(
         ({ context }) =>
           ({
-            type: 'loop.worker_started',
+            type: 'round_started',
+            sessionId: context.originSessionId,
             loopId: context.id,
             round: context.current,
             taskId: context.activeWorkerTaskId as string,
             workerSessionId: context.activeWorkerSessionId as string,
-          }) satisfies LoopToSessionEvent,
+          }) satisfies LoopEmitted,
       ),
       reportFinished: sendParent(
         ({ context }, params: { phase: LoopPhase }) =>
@@ -311,9 +303,13 @@ export function createLoopMachine(env: MachineEnv) {
             state: loopStateOf({ value: params.phase, context }),
           }) satisfies LoopToSessionEvent,
       ),
-      cascadeCancel: sendParent(
+      cascadeCancel: emit(
         ({ context }) =>
-          ({ type: 'loop.cascade_cancel', loopId: context.id }) satisfies LoopToSessionEvent,
+          ({
+            type: 'loop_cascade_cancel',
+            loopId: context.id,
+            at: context.updatedAt,
+          }) satisfies LoopEmitted,
       ),
     },
   }).createMachine({
@@ -339,9 +335,10 @@ export function createLoopMachine(env: MachineEnv) {
     }),
     initial: 'activating',
     states: {
-      // Origin-owned: asks whether rounds can be dispatched, then starts the push chain.
+      // Origin-owned: asks whether rounds can be dispatched, then starts the push chain. It
+      // asks on no entry action: its session announces the start, and the runtime asks for
+      // a new loop's needs from its state once it listens to it (as on every activation).
       activating: {
-        entry: ['announceStart', askFor('activating')],
         on: {
           'loop.prepared': { target: 'dispatching.sending' },
           'loop.prepare_failed': {

@@ -2,8 +2,8 @@ import { type AnyActorRef, assign, enqueueActions, type ParameterizedObject } fr
 import { functionActorId, loopActorId } from '../src/base/actor-ids.js';
 import type { FunctionContext } from '../src/function/machine-types.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
-import type { LoopEffect } from '../src/loop/effect-types.js';
 import type { LoopInput } from '../src/loop/machine-types.js';
+import { loopStartedNote } from '../src/loop/notes.js';
 import type { LoopState } from '../src/loop/types.js';
 import { planActivation, planDeactivation } from '../src/session/activation.js';
 import type { ArtifactRecord, ArtifactStatus } from '../src/session/artifact.js';
@@ -35,7 +35,7 @@ import { makeSignalReceipt } from '../src/signal/reply.js';
 import type { SignalArgs } from '../src/signal/schema.js';
 import { childSnapshot } from '../src/system/child-snapshot.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
-import type { SystemLoopEvent } from '../src/system/machine-types.js';
+import type { SessionLoopReport } from '../src/system/machine-types.js';
 import type { FunctionMachine } from './function.machine.js';
 import { type LoopMachine, loopStateOf } from './loop.machine.js';
 
@@ -52,7 +52,7 @@ export interface ToHostEvent {
 }
 
 /** Everything a session sends to the system actor. */
-type ToParentEvent = ToHostEvent | SystemLoopEvent;
+type ToParentEvent = ToHostEvent | SessionLoopReport;
 
 /** The session's artifacts, read from its store child. */
 export function artifactsOf(session: Pick<AnyActorRef, 'getSnapshot'>): readonly ArtifactRecord[] {
@@ -558,9 +558,13 @@ function containerActions(env: MachineEnv) {
       const id = loopActorId(loop.loopId);
       enqueue.spawnChild('loop', { id, systemId: id, input: loop });
       enqueue.assign({ activeLoopId: loop.loopId, updatedAt: loop.at });
-      enqueue(
-        tellHost({ type: 'loop_started', sessionId: context.sessionId, loopId: loop.loopId }),
-      );
+      const { sessionId } = context;
+      enqueue(tellHost({ type: 'loop_started', sessionId, loopId: loop.loopId }));
+      // The loop emits its own notes, but its first one is the session's: the runtime only
+      // listens to the loop once it has been spawned.
+      const requested = loop.clamped ? loop.requested : undefined;
+      const text = loopStartedNote(loop.total, loop.mode, requested);
+      enqueue(tellHost({ type: 'note', sessionId, loopId: loop.loopId, text }));
     }),
     stopLoop: sessionAction(({ context, enqueue }, { now, at }: { now: boolean; at: number }) => {
       if (context.activeLoopId === null) return;
@@ -569,41 +573,6 @@ function containerActions(env: MachineEnv) {
         at,
       });
     }),
-    relayNote: sessionAction(
-      ({ context, enqueue }, { loopId, text }: { loopId: string; text: string }) => {
-        enqueue(tellHost({ type: 'note', sessionId: context.sessionId, loopId, text }));
-      },
-    ),
-    relayWorkerStarted: sessionAction(
-      (
-        { context, enqueue },
-        round: { loopId: string; round: number; taskId: string; workerSessionId: string },
-      ) => {
-        const { loopId, workerSessionId } = round;
-        enqueue(tell({ type: 'system.loop_worker', loopId, workerSessionId }));
-        enqueue(
-          tellHost({
-            type: 'round_started',
-            sessionId: context.sessionId,
-            loopId,
-            round: round.round,
-            taskId: round.taskId,
-            workerSessionId,
-          }),
-        );
-      },
-    ),
-    cascadeCancel: sessionAction(({ context, enqueue }, { loopId }: { loopId: string }) => {
-      enqueue(tell({ type: 'system.loop_cascade_cancel', loopId, at: context.updatedAt }));
-    }),
-    relayLoopEffects: sessionAction(
-      (
-        { context, enqueue },
-        { loopId, effects }: { loopId: string; effects: readonly LoopEffect[] },
-      ) => {
-        enqueue(tellHost({ type: 'loop_effects', sessionId: context.sessionId, loopId, effects }));
-      },
-    ),
     finishLoop: sessionAction(
       ({ context, enqueue }, { loopId, state }: { loopId: string; state: LoopState }) => {
         if (context.activeLoopId !== loopId) return;

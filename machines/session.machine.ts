@@ -163,10 +163,6 @@ export function createSessionMachine(env: SessionMachineEnv) {
         actions: { type: 'startLoop', params: ({ event }) => event.loop },
       },
       'session.stop_loop': { actions: withEvent('stopLoop') },
-      'loop.note': { actions: withEvent('relayNote') },
-      'loop.effects': { actions: withEvent('relayLoopEffects') },
-      'loop.worker_started': { actions: withEvent('relayWorkerStarted') },
-      'loop.cascade_cancel': { actions: withEvent('cascadeCancel') },
       'loop.finished': { actions: withEvent('finishLoop') },
       'fn.capture': {
         actions: {

@@ -8,7 +8,7 @@ import type { SessionMachine } from './session.machine.js';
 /**
  * Builds a shard: the parent of the live sessions whose ids hash to it (DESIGN §7). It
  * spawns, restores, stops and routes to its sessions, and passes what they tell the system
- * (their loops' bookkeeping) up to the root; what they tell the host they emit
+ * (that a loop finished) up to the root; what they tell the host they emit
  * themselves. It keeps no state of its own: which sessions are live is the host
  * runtime's directory, so a spawn copies only this shard's children.
  * Upstream: the root. Downstream: its sessions, and the root (what they report).
@@ -54,9 +54,7 @@ export function createShardMachine(sessionMachine: SessionMachine) {
       'shard.stop_all': { actions: 'stopAll' },
       'shard.deliver': { actions: { type: 'deliver', params: ({ event }) => event } },
       // What sessions tell the system passes up.
-      'system.loop_worker': { actions: { type: 'toRoot', params: ({ event }) => event } },
       'system.loop_finished': { actions: { type: 'toRoot', params: ({ event }) => event } },
-      'system.loop_cascade_cancel': { actions: { type: 'toRoot', params: ({ event }) => event } },
     },
   });
 }

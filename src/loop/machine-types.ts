@@ -85,21 +85,37 @@ export type LoopEvent =
   | { readonly type: 'loop.cancel_now'; readonly at: number }
   | LoopAnswer;
 
-/** Events a loop sends to its session. */
-export type LoopToSessionEvent =
-  | { readonly type: 'loop.note'; readonly loopId: string; readonly text: string }
+/** The one event a loop sends to its session: it finished, with its last state. */
+export type LoopToSessionEvent = {
+  readonly type: 'loop.finished';
+  readonly loopId: string;
+  readonly state: LoopState;
+};
+
+/**
+ * What a loop emits itself, for the runtime that listens to every live loop: its needs
+ * (all of them; see `loopEffectsOf`), its progress notes and round starts (host events of
+ * its origin session), and a cancelNow to cascade to its child loops.
+ */
+export type LoopEmitted =
   | {
-      readonly type: 'loop.worker_started';
+      readonly type: 'loop_effects';
+      readonly sessionId: string;
+      readonly loopId: string;
+      readonly effects: readonly LoopEffect[];
+    }
+  | {
+      readonly type: 'note';
+      readonly sessionId: string;
+      readonly loopId: string;
+      readonly text: string;
+    }
+  | {
+      readonly type: 'round_started';
+      readonly sessionId: string;
       readonly loopId: string;
       readonly round: number;
       readonly taskId: string;
       readonly workerSessionId: string;
     }
-  | { readonly type: 'loop.finished'; readonly loopId: string; readonly state: LoopState }
-  | { readonly type: 'loop.cascade_cancel'; readonly loopId: string }
-  /** What the loop needs from the world now (all of it; see `loopEffectsOf`). */
-  | {
-      readonly type: 'loop.effects';
-      readonly loopId: string;
-      readonly effects: readonly LoopEffect[];
-    };
+  | { readonly type: 'loop_cascade_cancel'; readonly loopId: string; readonly at: number };

@@ -5,6 +5,7 @@ import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
 import type { Clock } from '../ports/clock.js';
 import type { RoleboxLimits } from '../system/limits.js';
+import { REGISTRY_REPORT_TYPES } from '../system/loop-registry-reports.js';
 import { CURRENT_MACHINE_VERSIONS, type MachineVersions } from './envelope.js';
 
 /** The `format` of a recorded run. */
@@ -153,6 +154,10 @@ export class JournalRecorder {
     const target = inspection.actorRef as unknown as ActorLike;
     const source = inspection.sourceRef as unknown as ActorLike | undefined;
     if (!isOurs(target) || isOurs(source) || inspection.event.type === 'xstate.init') return;
+    // The runtime's reports to the loop registry follow from a loop's own step (what it
+    // emitted); a replay derives them again, so they are not outside events.
+    if (target.systemId === SYSTEM_ACTOR_ID && REGISTRY_REPORT_TYPES.has(inspection.event.type))
+      return;
     // Outside events arrive only when the system is idle, so the previous one is done.
     this.#settlePrevious();
     this.#entries.push({

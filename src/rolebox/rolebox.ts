@@ -103,6 +103,7 @@ export class Rolebox {
         loopEffects: (request) =>
           this.#runner.need(request.sessionId, request.loopId, request.effects),
         cascade: (request) => this.#cascade(request),
+        loopSpawned: (sessionId) => this.#runtime.reconcileLoop(sessionId),
       },
       new SessionDirectory(),
     );

@@ -186,6 +186,24 @@ export class SessionRuntime {
     if (entry?.lease) void this.#host.store?.release([entry.lease]).catch(() => {});
   }
 
+  /**
+   * Listens to live session `sessionId`'s loop, if it has one, and asks for all it needs
+   * as of its state: a loop just spawned, or restored by an activation (which is what
+   * re-arms its deadlines and re-watches its task after a restart, SPEC §3.6).
+   */
+  reconcileLoop(sessionId: string): void {
+    const { access, runner } = this.#host;
+    const loop = access.liveLoopOf(sessionId);
+    if (!loop) return;
+    access.listenToLoop(loop.loopId);
+    const state = loopEffectStateOf(loop.snapshot.value);
+    runner.need(
+      sessionId,
+      loop.loopId,
+      loopEffectsOf(state, loop.snapshot.context, this.#settings.round),
+    );
+  }
+
   /** Why a passivated session must be woken, as of its live state. */
   wakeUpOf(sessionId: string): WakeUp {
     const loop = this.#host.access.liveLoopOf(sessionId);
@@ -302,7 +320,7 @@ export class SessionRuntime {
     lease: SessionLease | undefined,
     trigger: ActivationTrigger,
   ): void {
-    const { access, runner } = this.#host;
+    const { access } = this.#host;
     try {
       this.#host.restore(sessionId, stored);
     } catch (error) {
@@ -311,17 +329,7 @@ export class SessionRuntime {
     }
     access.directory.add(sessionId, { lastUsedAt: this.#now(), ...(lease ? { lease } : {}) });
     this.#wakeUps.cancel(sessionId);
-    const loop = access.liveLoopOf(sessionId);
-    if (loop)
-      runner.need(
-        sessionId,
-        loop.loopId,
-        loopEffectsOf(
-          loopEffectStateOf(loop.snapshot.value),
-          loop.snapshot.context,
-          this.#settings.round,
-        ),
-      );
+    this.reconcileLoop(sessionId);
     this.#host.emit({ type: 'session_activated', sessionId, trigger });
     this.#enforceLimit(sessionId);
   }

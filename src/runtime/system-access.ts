@@ -25,7 +25,8 @@ import type {
   SystemEmitted,
 } from '../session/emitted.js';
 import type { SessionEvent } from '../session/machine-types.js';
-import type { SystemEvent } from '../system/machine-types.js';
+import { registryReportOf } from '../system/loop-registry-reports.js';
+import type { SystemEvent, SystemLoopEvent } from '../system/machine-types.js';
 import type { SessionDirectory } from './session-directory.js';
 
 /** A live session actor's snapshot. */
@@ -73,7 +74,19 @@ export interface AccessHooks {
   loopEffects(request: LoopEffectsRequest): void;
   /** Child loops a cancelNow cascades to, after the command that caused it. */
   cascade(request: LoopCascadeRequest): void;
+  /**
+   * A loop was just spawned in live session `sessionId`: the runtime listens to it and
+   * asks for its needs (a new loop asks for nothing on entry; see the loop machine).
+   */
+  loopSpawned(sessionId: string): void;
 }
+
+/** What the commands in progress asked of the runtime and the registry, done once they are processed. */
+type PendingRequest =
+  | LoopEffectsRequest
+  | LoopCascadeRequest
+  | SystemLoopEvent
+  | { readonly type: 'loop_spawned'; readonly sessionId: string };
 
 /**
  * The one way into the running actor system: it sends the commands (catching the host
@@ -88,7 +101,9 @@ export class SystemAccess {
   /** Host events caught while a command runs; delivered once it has been fully processed. */
   readonly #captures: HostEvent[][] = [];
   /** What the commands in progress emitted for the runtime, handed on once they are done. */
-  readonly #requests: (LoopEffectsRequest | LoopCascadeRequest)[] = [];
+  readonly #requests: PendingRequest[] = [];
+  /** The loop actors listened to (a loop emits its needs and notes itself). */
+  readonly #listenedLoops = new WeakSet<AnyActorRef>();
   /** The sessions the commands in progress touched. */
   readonly #touched = new Set<string>();
   readonly #hooks: AccessHooks;
@@ -186,10 +201,34 @@ export class SystemAccess {
       this.#hooks.touched(touched);
     }
     while (this.#requests.length > 0) {
-      const request = this.#requests.shift() as LoopEffectsRequest | LoopCascadeRequest;
-      if (request.type === 'loop_effects') this.#hooks.loopEffects(request);
-      else this.#hooks.cascade(request);
+      const request = this.#requests.shift() as PendingRequest;
+      switch (request.type) {
+        case 'loop_effects':
+          this.#hooks.loopEffects(request);
+          break;
+        case 'loop_cascade':
+          this.#hooks.cascade(request);
+          break;
+        case 'loop_spawned':
+          this.#hooks.loopSpawned(request.sessionId);
+          break;
+        default:
+          // The registry's bookkeeping goes to the root directly (what it emits, a cascade,
+          // is queued behind and handled in this same loop). A stopped root has no registry.
+          if (this.#actor?.getSnapshot().status === 'active') this.#actor.send(request);
+      }
     }
+  }
+
+  /**
+   * Listens to live loop `loopId` (once): what it emits — its needs, its notes, its round
+   * starts — reaches the runtime and the host as a session's events do.
+   */
+  listenToLoop(loopId: string): void {
+    const ref = this.loopActor(loopId);
+    if (!ref || this.#listenedLoops.has(ref)) return;
+    this.#listenedLoops.add(ref);
+    ref.on('*', (emitted) => this.#onEmitted(emitted as SystemEmitted));
   }
 
   /** Ids of the live sessions, least recently used first. */
@@ -319,15 +358,29 @@ export class SystemAccess {
 
   #onEmitted(event: SystemEmitted): void {
     if (event.type === 'loop_effects' || event.type === 'loop_cascade') {
-      this.#requests.push(event);
-      if (this.#captures.length === 0) this.#settle([]);
+      this.#request(event);
       return;
     }
+    // A round start (also a host event) and a cascade are reported to the loop registry.
+    const report = registryReportOf(event);
+    if (event.type === 'loop_cascade_cancel') {
+      if (report) this.#request(report);
+      return;
+    }
+    if (report) this.#requests.push(report);
+    if (event.type === 'loop_started')
+      this.#requests.push({ type: 'loop_spawned', sessionId: event.sessionId });
     const capture = this.#captures.at(-1);
     if (capture) capture.push(event);
     else {
       this.#settle([event]);
       this.#hooks.deliver([event]);
     }
+  }
+
+  /** Queues a request for the runtime; outside a command it is handled at once. */
+  #request(request: PendingRequest): void {
+    this.#requests.push(request);
+    if (this.#captures.length === 0) this.#settle([]);
   }
 }

@@ -119,5 +119,19 @@ export interface LoopCascadeRequest {
   readonly at: number;
 }
 
+/**
+ * A loop's cancelNow, to cascade to its child loops: the runtime finds them in the loop
+ * registry and stops each (a {@link LoopCascadeRequest}). Not a host event.
+ */
+export interface LoopCascadeCancelRequest {
+  readonly type: 'loop_cascade_cancel';
+  readonly loopId: string;
+  readonly at: number;
+}
+
 /** Everything the actor system emits: host events, and what only the runtime handles. */
-export type SystemEmitted = EmittedEvent | LoopEffectsRequest | LoopCascadeRequest;
+export type SystemEmitted =
+  | EmittedEvent
+  | LoopEffectsRequest
+  | LoopCascadeRequest
+  | LoopCascadeCancelRequest;

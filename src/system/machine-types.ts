@@ -27,16 +27,27 @@ export type ShardEvent =
       readonly sessionId: string;
       readonly command: SessionCommand;
     }
-  | SystemLoopEvent;
+  | SessionLoopReport;
 
-/** What sessions report to the system about their loops. */
+/** What a session reports to the system about its loop (through its shard): it finished. */
+export type SessionLoopReport = {
+  readonly type: 'system.loop_finished';
+  readonly loopId: string;
+  readonly phase: LoopPhase;
+};
+
+/**
+ * What the system's loop registry is told: a loop finished (by its session), a round ran
+ * in a worker session, a cancelNow to cascade (both by the runtime, from what the loop
+ * emitted: a relay through session and shard would cost two steps per round).
+ */
 export type SystemLoopEvent =
+  | SessionLoopReport
   | {
       readonly type: 'system.loop_worker';
       readonly loopId: string;
       readonly workerSessionId: string;
     }
-  | { readonly type: 'system.loop_finished'; readonly loopId: string; readonly phase: LoopPhase }
   | { readonly type: 'system.loop_cascade_cancel'; readonly loopId: string; readonly at: number };
 
 /** Every event the system actor accepts. */

@@ -1,8 +1,8 @@
 import { readFile, writeFile } from 'node:fs/promises';
-import { createActor } from 'xstate';
+import { type AnyActorRef, createActor } from 'xstate';
 import type { MachineFactories } from '../../machines/system.machine.js';
 import { createSystemMachine } from '../../machines/system.machine.js';
-import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { loopActorId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { FunctionCatalog } from '../function/catalog.js';
@@ -15,6 +15,7 @@ import {
 } from '../persistence/journal.js';
 import { shardsOfRun, upgradeRecordedRun } from '../persistence/run-migrations.js';
 import type { RoleboxLimits } from '../system/limits.js';
+import { registryReportOf } from '../system/loop-registry-reports.js';
 import { SimulatedClock } from './simulated-clock.js';
 
 /** Options of {@link replay}. */
@@ -81,6 +82,8 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
   let failure: unknown;
   actor.subscribe({ error: (error) => (failure = error) });
   actor.start();
+  const relay = new LoopReportRelay(actor);
+  relay.listen();
   const total = checked.journal.length;
   try {
     for (const [index, entry] of checked.journal.entries()) {
@@ -102,6 +105,7 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
           `actor ${entry.target} does not exist at this point of the replay`,
         ]);
       target.send(reviveEvent(entry.event));
+      relay.listen();
       if (failure !== undefined)
         return fail(SYSTEM_ACTOR_ID, [
           `the system failed: ${(failure as Error).message ?? String(failure)}`,
@@ -118,6 +122,42 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
   } finally {
     actor.stop();
   }
+}
+
+/**
+ * Does in a replay what the runtime does for a live loop: what a loop emits that the loop
+ * registry must know (a round's worker session, a cascade) is reported to the root, in
+ * the same step, as the journal expects (it does not record these reports).
+ */
+class LoopReportRelay {
+  readonly #root: AnyActorRef;
+  readonly #listened = new WeakSet<AnyActorRef>();
+
+  constructor(root: AnyActorRef) {
+    this.#root = root;
+  }
+
+  /** Listens to every live loop not listened to yet (loops appear as the run goes on). */
+  listen(): void {
+    for (const shard of Object.values(childrenOf(this.#root)))
+      for (const session of Object.values(childrenOf(shard))) {
+        const loopId = (session.getSnapshot() as { context?: { activeLoopId?: unknown } }).context
+          ?.activeLoopId;
+        const loop =
+          typeof loopId === 'string' ? childrenOf(session)[loopActorId(loopId)] : undefined;
+        if (!loop || this.#listened.has(loop)) continue;
+        this.#listened.add(loop);
+        loop.on('*', (emitted) => {
+          const report = registryReportOf(emitted);
+          if (report) this.#root.send(report);
+        });
+      }
+  }
+}
+
+/** An actor's live children, by id. */
+function childrenOf(actor: AnyActorRef): Record<string, AnyActorRef> {
+  return (actor.getSnapshot() as { children?: Record<string, AnyActorRef> }).children ?? {};
 }
 
 /** A replay report as text, for the terminal. */
