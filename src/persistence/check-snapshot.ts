@@ -39,6 +39,89 @@ export interface CheckedSession {
 /** The child id of a session's artifact store. */
 const ARTIFACTS_CHILD = 'artifacts';
 
+// The checks' helpers live at module level, not as closures of checkSessionSnapshot: a
+// session is checked on every activation, and closures made per call (named, under tsx)
+// were a sixth of a check's time.
+
+/** Throws the `invalid_snapshot` error of session `sessionId`'s record. */
+function failCheck(sessionId: string, where: string, why: string): never {
+  throw new RoleboxError(
+    'invalid_snapshot',
+    `stored session ${describeValue(sessionId)} cannot be restored: ${where}: ${why}`,
+    { sessionId, where },
+  );
+}
+
+/** `value`, checked against `schema` (the stored value itself is kept, not zod's copy). */
+function shapedAs<T extends z.ZodType>(
+  sessionId: string,
+  schema: T,
+  value: unknown,
+  where: string,
+): z.infer<T> {
+  const result = schema.safeParse(value);
+  if (!result.success) {
+    const issue = result.error.issues[0] as z.core.$ZodIssue;
+    failCheck(
+      sessionId,
+      where,
+      `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`,
+    );
+  }
+  return value as z.infer<T>;
+}
+
+/** Checks that a stored state value (and history) is one of `machine`'s. */
+function checkStateValue(
+  sessionId: string,
+  machine: AnyStateMachine,
+  stored: PersistedMachine,
+  where: string,
+): void {
+  // XState restores `historyValue` as it finds it, and a transition later reads it: it
+  // may only name the machine's history states (rolebox's machines have none).
+  const history = (stored as { historyValue?: unknown }).historyValue;
+  if (history !== undefined) {
+    if (typeof history !== 'object' || history === null || Array.isArray(history))
+      failCheck(sessionId, where, `historyValue must be an object, got ${describeValue(history)}`);
+    const known = historyStateIds(machine);
+    for (const key of Object.keys(history as object))
+      if (!known.has(key))
+        failCheck(sessionId, where, `historyValue names no history state: ${describeValue(key)}`);
+  }
+  // Resolving a state builds a whole snapshot; the valid values of a machine are few and
+  // repeat across records, so each is resolved once (an invalid one is never remembered).
+  const key = JSON.stringify(stored.value);
+  const valid = validValuesByMachine.get(machine) ?? new Set<string>();
+  if (valid.has(key)) return;
+  try {
+    machine.resolveState({ value: stored.value as never, context: stored.context });
+  } catch (error) {
+    failCheck(
+      sessionId,
+      where,
+      `unknown state ${describeValue(stored.value)} (${(error as Error).message})`,
+    );
+  }
+  if (valid.size === 0) validValuesByMachine.set(machine, valid);
+  if (valid.size < MAX_REMEMBERED_VALUES) valid.add(key);
+}
+
+/** Checks a child's systemId. */
+function expectSystemIdOf(
+  sessionId: string,
+  childId: string,
+  child: { systemId?: string },
+  expected: string,
+): void {
+  if (child.systemId !== expected)
+    failCheck(
+      sessionId,
+      `child ${childId}`,
+      `its systemId is ${describeValue(child.systemId)}, expected ${describeValue(expected)}`,
+    );
+}
+
 /**
  * Checks a stored session subtree whole before anything of it reaches XState (SPEC §6):
  * the shape of every context field (session, functions, loop, artifacts, the last loop);
@@ -59,78 +142,50 @@ export function checkSessionSnapshot(
   machines: SnapshotMachines,
   catalog: FunctionCatalog,
 ): CheckedSession {
-  const fail = (where: string, why: string): never => {
-    throw new RoleboxError(
-      'invalid_snapshot',
-      `stored session ${describeValue(sessionId)} cannot be restored: ${where}: ${why}`,
-      { sessionId, where },
-    );
-  };
-  const shaped = <T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> => {
-    const result = schema.safeParse(value);
-    if (!result.success) {
-      const issue = result.error.issues[0] as z.core.$ZodIssue;
-      fail(where, `${issue.path.map(String).join('.') || '(root)'}: ${issue.message}`);
-    }
-    return value as z.infer<T>;
-  };
-  const stateValue = (machine: AnyStateMachine, stored: PersistedMachine, where: string) => {
-    // XState restores `historyValue` as it finds it, and a transition later reads it: it
-    // may only name the machine's history states (rolebox's machines have none).
-    const history = (stored as { historyValue?: unknown }).historyValue;
-    if (history !== undefined) {
-      if (typeof history !== 'object' || history === null || Array.isArray(history))
-        fail(where, `historyValue must be an object, got ${describeValue(history)}`);
-      const known = historyStateIds(machine);
-      for (const key of Object.keys(history as object))
-        if (!known.has(key))
-          fail(where, `historyValue names no history state: ${describeValue(key)}`);
-    }
-    try {
-      return machine.resolveState({ value: stored.value as never, context: stored.context });
-    } catch (error) {
-      return fail(
-        where,
-        `unknown state ${describeValue(stored.value)} (${(error as Error).message})`,
-      );
-    }
-  };
-  const expectSystemId = (childId: string, child: { systemId?: string }, expected: string) => {
-    if (child.systemId !== expected)
-      fail(
-        `child ${childId}`,
-        `its systemId is ${describeValue(child.systemId)}, expected ${describeValue(expected)}`,
-      );
-  };
-
-  const session = shaped(persistedMachineSchema, snapshot, 'session');
+  const session = shapedAs(sessionId, persistedMachineSchema, snapshot, 'session');
   if (session.status !== 'active')
-    fail('session', `its status is ${describeValue(session.status)}`);
-  const context = shaped(sessionContextSchema, session.context, 'session context');
+    failCheck(sessionId, 'session', `its status is ${describeValue(session.status)}`);
+  const context = shapedAs(sessionId, sessionContextSchema, session.context, 'session context');
   if (context.sessionId !== sessionId)
-    fail('session context', `it belongs to session ${describeValue(context.sessionId)}`);
-  stateValue(machines.session, session, 'session');
+    failCheck(
+      sessionId,
+      'session context',
+      `it belongs to session ${describeValue(context.sessionId)}`,
+    );
+  checkStateValue(sessionId, machines.session, session, 'session');
   const phase = topStateOf(session.value);
   const waitingFor = phase === 'waiting_user' ? topStateOf(Object.values(session.value)[0]) : null;
   if ((context.waitingReason?.kind ?? null) !== waitingFor)
-    fail(
+    failCheck(
+      sessionId,
       'session context',
       `waitingReason ${describeValue(context.waitingReason?.kind ?? null)} does not match state ${describeValue(session.value)}`,
     );
   if (context.lastLoop !== null) {
-    const lastLoop = shaped(loopStateSchema, context.lastLoop, 'session context lastLoop');
+    const lastLoop = shapedAs(
+      sessionId,
+      loopStateSchema,
+      context.lastLoop,
+      'session context lastLoop',
+    );
     checkLoopVersion(lastLoop.schemaVersion, sessionId, 'lastLoop');
     if (lastLoop.originSessionId !== sessionId)
-      fail(
+      failCheck(
+        sessionId,
         'session context lastLoop',
         `it belongs to session ${describeValue(lastLoop.originSessionId)}`,
       );
     if (!isTerminalLoopPhase(lastLoop.phase))
-      fail('session context lastLoop', `a finished loop cannot be ${lastLoop.phase}`);
+      failCheck(
+        sessionId,
+        'session context lastLoop',
+        `a finished loop cannot be ${lastLoop.phase}`,
+      );
   }
   for (const [name, retired] of Object.entries(context.retiredFunctions)) {
     if (retired.context.sessionId !== sessionId || retired.context.name !== name)
-      fail(
+      failCheck(
+        sessionId,
         `retired function ${name}`,
         `it is ${describeValue(retired.context.name)} of session ${describeValue(retired.context.sessionId)}`,
       );
@@ -143,72 +198,107 @@ export function checkSessionSnapshot(
     const where = `child ${childId}`;
     if (child.src === 'artifacts') {
       if (childId !== ARTIFACTS_CHILD)
-        fail(where, `an artifact store must be the child ${ARTIFACTS_CHILD}`);
-      expectSystemId(childId, child, `artifacts:${sessionId}`);
-      shaped(artifactStoreSnapshotSchema, child.snapshot, where);
+        failCheck(sessionId, where, `an artifact store must be the child ${ARTIFACTS_CHILD}`);
+      expectSystemIdOf(sessionId, childId, child, `artifacts:${sessionId}`);
+      shapedAs(sessionId, artifactStoreSnapshotSchema, child.snapshot, where);
     } else if (child.src === 'function') {
-      const stored = shaped(persistedMachineSchema, child.snapshot, where);
-      const fn = shaped(functionContextSchema, stored.context, `${where} context`);
+      const stored = shapedAs(sessionId, persistedMachineSchema, child.snapshot, where);
+      const fn = shapedAs(sessionId, functionContextSchema, stored.context, `${where} context`);
       if (fn.sessionId !== sessionId)
-        fail(`${where} context`, `it belongs to session ${describeValue(fn.sessionId)}`);
+        failCheck(
+          sessionId,
+          `${where} context`,
+          `it belongs to session ${describeValue(fn.sessionId)}`,
+        );
       const expectedId = functionActorId(sessionId, fn.name);
       if (childId !== expectedId)
-        fail(where, `function ${describeValue(fn.name)} must be the child ${expectedId}`);
-      expectSystemId(childId, child, expectedId);
+        failCheck(
+          sessionId,
+          where,
+          `function ${describeValue(fn.name)} must be the child ${expectedId}`,
+        );
+      expectSystemIdOf(sessionId, childId, child, expectedId);
       const live = context.liveFunctions.includes(fn.name);
       if (live !== (stored.status === 'active'))
-        fail(
+        failCheck(
+          sessionId,
           where,
           `function ${fn.name} is ${stored.status} but ${live ? '' : 'not '}listed as live`,
         );
       if (live && !catalog.get(fn.name))
-        fail(where, `function ${describeValue(fn.name)} is not defined any more`);
-      stateValue(machines.function, stored, where);
+        failCheck(sessionId, where, `function ${describeValue(fn.name)} is not defined any more`);
+      checkStateValue(sessionId, machines.function, stored, where);
       if (isFinalValue(machines.function, stored.value) !== (stored.status === 'done'))
-        fail(where, `a function in ${describeValue(stored.value)} cannot be ${stored.status}`);
+        failCheck(
+          sessionId,
+          where,
+          `a function in ${describeValue(stored.value)} cannot be ${stored.status}`,
+        );
     } else if (child.src === 'loop') {
-      const stored = shaped(persistedMachineSchema, child.snapshot, where);
+      const stored = shapedAs(sessionId, persistedMachineSchema, child.snapshot, where);
       checkLoopVersion(
         (stored.context as { schemaVersion?: unknown }).schemaVersion,
         sessionId,
         where,
       );
-      const loop = shaped(loopContextSchema, stored.context, `${where} context`);
+      const loop = shapedAs(sessionId, loopContextSchema, stored.context, `${where} context`);
       if (loop.originSessionId !== sessionId)
-        fail(`${where} context`, `it belongs to session ${describeValue(loop.originSessionId)}`);
+        failCheck(
+          sessionId,
+          `${where} context`,
+          `it belongs to session ${describeValue(loop.originSessionId)}`,
+        );
       const expectedId = loopActorId(loop.id);
       if (childId !== expectedId)
-        fail(where, `loop ${describeValue(loop.id)} must be the child ${expectedId}`);
-      expectSystemId(childId, child, expectedId);
-      stateValue(machines.loop, stored, where);
+        failCheck(
+          sessionId,
+          where,
+          `loop ${describeValue(loop.id)} must be the child ${expectedId}`,
+        );
+      expectSystemIdOf(sessionId, childId, child, expectedId);
+      checkStateValue(sessionId, machines.loop, stored, where);
       // A loop asks for its I/O as effects: it has no child actors of its own.
       const extra = Object.keys(stored.children);
       if (extra.length > 0)
-        fail(where, `a loop has no child actors, the record holds ${extra.join(', ')}`);
+        failCheck(
+          sessionId,
+          where,
+          `a loop has no child actors, the record holds ${extra.join(', ')}`,
+        );
       const lacking = loopStateLacks(stored.value, loop);
       if (lacking !== undefined)
-        fail(`${where} context`, `its state ${describeValue(stored.value)} needs ${lacking}`);
+        failCheck(
+          sessionId,
+          `${where} context`,
+          `its state ${describeValue(stored.value)} needs ${lacking}`,
+        );
       const finished = isFinalValue(machines.loop, stored.value);
       if (finished !== (stored.status === 'done'))
-        fail(where, `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`);
+        failCheck(
+          sessionId,
+          where,
+          `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`,
+        );
       if (!finished) {
-        if (liveLoopId !== null) fail(where, `the session already has live loop ${liveLoopId}`);
+        if (liveLoopId !== null)
+          failCheck(sessionId, where, `the session already has live loop ${liveLoopId}`);
         liveLoopId = loop.id;
       }
     } else {
-      fail(where, `unknown actor ${describeValue(child.src)}`);
+      failCheck(sessionId, where, `unknown actor ${describeValue(child.src)}`);
     }
     children[childId] = child;
     if (child.systemId !== undefined) systemIds.push(child.systemId);
   }
   if (!Object.hasOwn(session.children, ARTIFACTS_CHILD))
-    fail('session', 'its artifact store is missing');
+    failCheck(sessionId, 'session', 'its artifact store is missing');
   for (const name of context.liveFunctions) {
     if (!Object.hasOwn(session.children, functionActorId(sessionId, name)))
-      fail('session', `live function ${describeValue(name)} has no actor`);
+      failCheck(sessionId, 'session', `live function ${describeValue(name)} has no actor`);
   }
   if (context.activeLoopId !== liveLoopId)
-    fail(
+    failCheck(
+      sessionId,
       'session',
       `its active loop is ${describeValue(context.activeLoopId)} but its live loop actor is ${describeValue(liveLoopId)}`,
     );
@@ -219,8 +309,19 @@ export function checkSessionSnapshot(
 }
 
 /** The ids of a machine's history states (a `historyValue` may only name these). */
+const historyIdsByMachine = new WeakMap<AnyStateMachine, ReadonlySet<string>>();
+
+/** State values (as JSON) known to resolve, per machine. */
+const validValuesByMachine = new WeakMap<AnyStateMachine, Set<string>>();
+/** A bound on them: a machine has few configurations, but the bound keeps memory fixed. */
+const MAX_REMEMBERED_VALUES = 256;
+
 function historyStateIds(machine: AnyStateMachine): ReadonlySet<string> {
+  // A machine's states never change: walked once per machine, not once per record.
+  const known = historyIdsByMachine.get(machine);
+  if (known) return known;
   const ids = new Set<string>();
+  historyIdsByMachine.set(machine, ids);
   type Node = { id: string; type: string; states: Record<string, Node> };
   const walk = (node: Node) => {
     if (node.type === 'history') ids.add(node.id);

@@ -7,6 +7,7 @@ import { ownValue } from '../base/own-keys.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { MACHINE_MIGRATIONS } from './machine-migrations.js';
 import { type MigrationRegistry, noMigrations } from './migrations.js';
+import { plainObjectSchema } from './snapshot-schemas.js';
 
 /** The `format` of every rolebox snapshot record. */
 export const SNAPSHOT_FORMAT = 'rolebox.snapshot';
@@ -70,7 +71,7 @@ export const snapshotEnvelopeSchema = z.strictObject({
   }),
   savedAt: z.number(),
   sessionId: z.string().min(1),
-  snapshot: z.record(z.string(), z.unknown()),
+  snapshot: plainObjectSchema,
 });
 
 /** Wraps a persisted snapshot for storage. */

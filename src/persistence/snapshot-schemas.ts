@@ -19,7 +19,17 @@ import { ACCEPTANCE_MODES } from '../session/runtime-types.js';
 
 const count = z.number().int().min(0);
 const time = z.number();
-const json = z.record(z.string(), z.unknown());
+/**
+ * A plain object (any keys, any values). Checked as such, not as `z.record()`: a record
+ * schema parses every key and value into a copy, and the check keeps the stored value, so
+ * for a session's context or a child's snapshot (checked again by their own schema) the
+ * copy was a third of the check's time.
+ */
+export const plainObjectSchema = z.custom<Record<string, unknown>>(
+  (value) => typeof value === 'object' && value !== null && !Array.isArray(value),
+  { message: 'expected an object' },
+);
+const json = plainObjectSchema;
 const text = z.string();
 const nonEmpty = z.string().min(1);
 

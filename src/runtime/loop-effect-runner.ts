@@ -88,28 +88,32 @@ export class LoopEffectRunner {
     this.#stopped = true;
   }
 
+  /**
+   * Answers the loop, unless it was dropped meanwhile (passivated, finished, or its session
+   * dropped because another process owns it now): it asks again for what it needs when
+   * activated.
+   */
+  #answer(loopId: string, loop: LoopWatches, event: LoopAnswer): void {
+    if (!this.#stopped && this.#loops.get(loopId) === loop)
+      this.#deps.answer(loop.sessionId, loopId, event);
+  }
+
+  /** Runs a one-shot effect unless the same one is in flight, and answers with its result. */
+  #once(loopId: string, loop: LoopWatches, id: string, run: () => Promise<LoopAnswer>): void {
+    if (loop.inFlight.has(id)) return;
+    loop.inFlight.add(id);
+    run()
+      .then((event) => this.#answer(loopId, loop, event))
+      .finally(() => loop.inFlight.delete(id));
+  }
+
   #perform(loopId: string, loop: LoopWatches, effect: LoopEffect): void {
     const { dispatcher, clock } = this.#deps;
-    // A loop dropped meanwhile (passivated, finished, or its session dropped because another
-    // process owns it now) gets no answer: it asks again for what it needs when activated.
-    const answer = (event: LoopAnswer) => {
-      if (!this.#stopped && this.#loops.get(loopId) === loop)
-        this.#deps.answer(loop.sessionId, loopId, event);
-    };
-    const once = (id: string, run: () => Promise<LoopAnswer>) => {
-      if (loop.inFlight.has(id)) return;
-      loop.inFlight.add(id);
-      run()
-        .then(answer)
-        .finally(() => loop.inFlight.delete(id));
-    };
-    const reason = (error: unknown) =>
-      error instanceof Error ? error.message : describeValue(error);
     switch (effect.kind) {
       case 'prepare':
         // Answered on the next turn, as any I/O would be: a stop in the same tick still
         // finds the loop activating.
-        once('prepare', async () =>
+        this.#once(loopId, loop, 'prepare', async () =>
           dispatcher
             ? { type: 'loop.prepared', at: clock.now() }
             : { type: 'loop.prepare_failed', reason: NO_DISPATCHER, at: clock.now() },
@@ -118,7 +122,7 @@ export class LoopEffectRunner {
       case 'dispatch_round': {
         if (!dispatcher) return;
         const { key, round } = effect;
-        once(`dispatch:${key}`, () =>
+        this.#once(loopId, loop, `dispatch:${key}`, () =>
           attempt(() => dispatcher.dispatchRound(round, key)).then(
             (task): LoopAnswer => ({
               type: 'loop.round_dispatched',
@@ -130,7 +134,7 @@ export class LoopEffectRunner {
             (error): LoopAnswer => ({
               type: 'loop.dispatch_failed',
               key,
-              reason: reason(error),
+              reason: reasonOf(error),
               at: clock.now(),
             }),
           ),
@@ -139,13 +143,15 @@ export class LoopEffectRunner {
       }
       case 'watch_task': {
         if (!dispatcher || loop.watch?.taskId === effect.taskId) return;
-        loop.watch = this.#watch(effect.taskId, dispatcher, answer);
+        loop.watch = this.#watch(effect.taskId, dispatcher, (event) =>
+          this.#answer(loopId, loop, event),
+        );
         return;
       }
       case 'collect_result': {
         if (!dispatcher) return;
         const { taskId } = effect;
-        once(`collect:${taskId}`, () =>
+        this.#once(loopId, loop, `collect:${taskId}`, () =>
           attempt(() => dispatcher.getRoundResult(taskId)).then(
             (result): LoopAnswer => ({
               type: 'loop.result_collected',
@@ -156,7 +162,7 @@ export class LoopEffectRunner {
             (error): LoopAnswer => ({
               type: 'loop.collect_failed',
               taskId,
-              reason: reason(error),
+              reason: reasonOf(error),
               at: clock.now(),
             }),
           ),
@@ -168,7 +174,7 @@ export class LoopEffectRunner {
         const { taskId } = effect;
         // Cancelled or not (a task that ended already, a dispatcher that failed), the loop
         // goes on closing: the answer is the same.
-        once(`cancel:${taskId}`, () =>
+        this.#once(loopId, loop, `cancel:${taskId}`, () =>
           attempt(() => dispatcher.cancelRound(taskId)).then(
             (): LoopAnswer => ({ type: 'loop.worker_cancelled', taskId, at: clock.now() }),
             (): LoopAnswer => ({ type: 'loop.worker_cancelled', taskId, at: clock.now() }),
@@ -184,7 +190,11 @@ export class LoopEffectRunner {
         const handle = clock.setTimeout(
           () => {
             loop.deadlines.delete(deadline);
-            answer({ type: 'loop.deadline_reached', deadline, at: clock.now() });
+            this.#answer(loopId, loop, {
+              type: 'loop.deadline_reached',
+              deadline,
+              at: clock.now(),
+            });
           },
           Math.max(0, at - clock.now()),
         );
@@ -236,4 +246,9 @@ export class LoopEffectRunner {
 /** Runs `operation`, a throw becoming a rejection (a dispatcher may throw before it is async). */
 function attempt<T>(operation: () => Promise<T>): Promise<T> {
   return new Promise<T>((resolve) => resolve(operation()));
+}
+
+/** Why an effect failed, as text. */
+function reasonOf(error: unknown): string {
+  return error instanceof Error ? error.message : describeValue(error);
 }

@@ -2,6 +2,7 @@ import type { Actor, ActorRefFrom, AnyActorRef, SnapshotFrom } from 'xstate';
 import type { FunctionMachine } from '../../machines/function.machine.js';
 import { type LoopMachine, loopStateOf } from '../../machines/loop.machine.js';
 import type { SessionMachine } from '../../machines/session.machine.js';
+import type { ShardMachine } from '../../machines/shard.machine.js';
 import type { SystemMachine } from '../../machines/system.machine.js';
 import {
   artifactsActorId,
@@ -27,6 +28,7 @@ import type {
 import type { SessionEvent } from '../session/machine-types.js';
 import { registryReportOf } from '../system/loop-registry-reports.js';
 import type { SystemEvent, SystemLoopEvent } from '../system/machine-types.js';
+import { shardActorId, shardIndexOf } from '../system/shards.js';
 import type { SessionDirectory } from './session-directory.js';
 
 /** A live session actor's snapshot. */
@@ -154,7 +156,12 @@ export class SystemAccess {
       const session = this.sessionActor(event.sessionId);
       if (session) return this.#run(() => session.send(event.command));
     }
-    const caused = this.#run(() => this.root.send(event));
+    // A restore goes straight to the session's shard for the same reason: the root only
+    // routes it (it keeps its handler for recorded runs that journaled it there).
+    const caused =
+      event.type === 'system.restore_session'
+        ? this.#restoreUnderShard(event)
+        : this.#run(() => this.root.send(event));
     // A session just spawned: what it tells the host, it emits itself.
     if (event.type === 'system.open_session' || event.type === 'system.restore_session')
       this.actor(sessionActorId(event.sessionId))?.on('*', (emitted) =>
@@ -229,6 +236,24 @@ export class SystemAccess {
     if (!ref || this.#listenedLoops.has(ref)) return;
     this.#listenedLoops.add(ref);
     ref.on('*', (emitted) => this.#onEmitted(emitted as SystemEmitted));
+  }
+
+  /** Restores a session straight under its shard. */
+  #restoreUnderShard(
+    event: Extract<SystemEvent, { type: 'system.restore_session' }>,
+  ): readonly HostEvent[] {
+    const { sessionId, openedAt: at, snapshot: restore } = event;
+    const shard = this.#shardOf(sessionId);
+    if (!shard) return this.#run(() => this.root.send(event));
+    return this.#run(() => shard.send({ type: 'shard.spawn', input: { sessionId, at, restore } }));
+  }
+
+  /** The shard actor session `sessionId` lives under. */
+  #shardOf(sessionId: string): ActorRefFrom<ShardMachine> | undefined {
+    const { shards } = this.root.getSnapshot().context;
+    return this.actor(shardActorId(shardIndexOf(sessionId, shards))) as
+      | ActorRefFrom<ShardMachine>
+      | undefined;
   }
 
   /** Ids of the live sessions, least recently used first. */
