@@ -27,6 +27,13 @@ const stringify = safeStableStringify.configure({ maximumDepth: 10 });
  */
 export const MAX_INSPECTOR_FRAME_BYTES = 16 * 1024 * 1024;
 
+/**
+ * Frames kept while the socket connects (the oldest go first beyond it). A rolebox's start
+ * alone sends about three frames per shard (256 by default): the bound must hold them and
+ * the root's, or a page never learns of the root.
+ */
+export const CONNECTING_BUFFER_FRAMES = 5_000;
+
 /** What the app tells the server first: it takes commands, and a name to show (`rolebox demo`). */
 function helloFrame(): string {
   const script = basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '');
@@ -39,7 +46,7 @@ function helloFrame(): string {
  * WebSocket protocol (rolebox's own, or Stately's), and takes the page's commands on the
  * same socket. It says `rolebox.app` first (its name and pid), so the server knows it takes
  * commands; a frame over {@link MAX_INSPECTOR_FRAME_BYTES} is not sent. Events wait in a
- * bounded buffer (500) while the socket connects; a lost connection is retried every
+ * bounded buffer ({@link CONNECTING_BUFFER_FRAMES}) while the socket connects; a lost connection is retried every
  * second until `stop()`, which cancels everything, so a stopped rolebox never keeps its
  * process alive.
  */
@@ -103,7 +110,7 @@ export function connectWebSocketInspector(
         if (socket?.readyState === WebSocket.OPEN) socket.send(frame);
         else {
           buffer.push(frame);
-          if (buffer.length > 500) buffer.shift();
+          if (buffer.length > CONNECTING_BUFFER_FRAMES) buffer.shift();
         }
       },
       start: connect,

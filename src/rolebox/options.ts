@@ -12,6 +12,7 @@ import type { Dispatcher } from '../ports/dispatcher.js';
 import type { IdSource } from '../ports/ids.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
+import { DEFAULT_SHARDS } from '../system/shards.js';
 
 /**
  * Inspection: an XState inspection observer (function or object); `{ url }` to stream to
@@ -72,7 +73,7 @@ export interface RoleboxOptions {
   readonly idleMs?: number;
   /** With a store: above this many live sessions, the least recently used are passivated (default 10 000). */
   readonly maxLiveSessions?: number;
-  /** Shard actors under the root; sessions are spread over them by a hash of their id (default 64). */
+  /** Shard actors under the root; sessions are spread over them by a hash of their id (default {@link DEFAULT_SHARDS}, 256). */
   readonly shards?: number;
   /** With a store: how long this process's claim on a session lasts unless renewed (default 30 000). */
   readonly leaseMs?: number;
@@ -158,7 +159,7 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
   return {
     idleMs,
     maxLiveSessions: whole('maxLiveSessions', options.maxLiveSessions, 10_000, 1),
-    shards: whole('shards', options.shards, 64, 1),
+    shards: whole('shards', options.shards, DEFAULT_SHARDS, 1),
     leaseMs: whole('leaseMs', options.leaseMs, 30_000, 10),
     catalog: new FunctionCatalog(options.functions ?? []),
     conditions: options.conditions ?? defaultConditionRegistry,
