@@ -88,6 +88,27 @@ describe.each([
     expect((await store.claim('t', B, TTL, 1_050)).ok).toBe(true);
   });
 
+  it('claimAndLoad reads and claims in one step; a missing record claims nothing', async () => {
+    const immediate = store.immediate as NonNullable<SnapshotStore['immediate']>;
+    expect(immediate.claimAndLoad('absent', A, TTL, 1_000)).toBeUndefined();
+    // Nothing was claimed for the missing record: another owner gets it at once.
+    expect((await store.claim('absent', B, TTL, 1_001)).ok).toBe(true);
+    await store.save([{ id: 's', data: 'stored' }]);
+    const first = immediate.claimAndLoad('s', A, TTL, 1_000);
+    expect(first).toEqual({ data: 'stored', claim: { ok: true, token: expect.any(Number) } });
+    // The same owner again: the same token; another owner: refused, naming the owner.
+    expect(immediate.claimAndLoad('s', A, TTL, 1_010)?.claim).toEqual(first?.claim);
+    expect(immediate.claimAndLoad('s', B, TTL, 1_020)?.claim).toEqual({
+      ok: false,
+      owner: A,
+      expiresAt: 1_110,
+    });
+    // Bad input is refused before anything is read or written.
+    expect(() => immediate.claimAndLoad('s', A, -1, 1_030)).toThrow(
+      expect.objectContaining({ code: 'invalid_argument' }),
+    );
+  });
+
   it('re-claimed by its owner while live: the same token and a later expiry', async () => {
     const token = tokenOf(await store.claim('s', A, TTL, 1_000));
     expect(await store.claim('s', A, TTL, 1_080)).toEqual({ ok: true, token });

@@ -111,6 +111,13 @@ export class MemorySnapshotStore implements SnapshotStore {
   readonly immediate: ImmediateSessionAccess = {
     load: (id) => this.#loadNow(id),
     claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
+    // One step as it is: nothing runs between the read and the claim in one process.
+    claimAndLoad: (sessionId, owner, ttlMs, now) => {
+      const data = this.#loadNow(sessionId);
+      return data === undefined
+        ? undefined
+        : { data, claim: this.#claimNow(sessionId, owner, ttlMs, now) };
+    },
     renew: (leases, owner, ttlMs, now) => this.#renewNow(leases, owner, ttlMs, now),
   };
 

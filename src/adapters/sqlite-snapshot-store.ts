@@ -3,6 +3,7 @@ import { dirname } from 'node:path';
 import Database from 'better-sqlite3';
 import { describeValue, RoleboxError } from '../errors.js';
 import type {
+  ClaimedRecord,
   ClaimResult,
   FenceOptions,
   ImmediateSessionAccess,
@@ -113,6 +114,13 @@ export class SqliteSnapshotStore implements SnapshotStore {
   readonly #removeWakeUp: Database.Statement<[string]>;
   readonly #selectWakeUps: Database.Statement<[], WakeUpColumns>;
   readonly #selectDueWakeUps: Database.Statement<[number], WakeUpColumns>;
+  // Transactions are built once: better-sqlite3 builds a wrapper per `transaction()` call.
+  readonly #claimTx: Database.Transaction<
+    (sessionId: string, owner: StoreOwner, ttlMs: number, now: number) => ClaimResult
+  >;
+  readonly #claimAndLoadTx: Database.Transaction<
+    (sessionId: string, owner: StoreOwner, ttlMs: number, now: number) => ClaimedRecord | undefined
+  >;
 
   /** Opens (or creates) the database. Throws: `store_failed` naming the path and why. */
   constructor(path: string = DEFAULT_SQLITE_PATH) {
@@ -168,6 +176,17 @@ export class SqliteSnapshotStore implements SnapshotStore {
     this.#selectDueWakeUps = this.#db.prepare(
       'SELECT session_id, at, task_id FROM wakeups WHERE at <= ? ORDER BY at, session_id',
     );
+    this.#claimTx = this.#db.transaction((sessionId, owner, ttlMs, now) =>
+      this.#claimIn(sessionId, owner, ttlMs, now),
+    );
+    // Read and claimed in one transaction: no other process writes the record between
+    // the read and the claim, and one transaction costs less than two.
+    this.#claimAndLoadTx = this.#db.transaction((sessionId, owner, ttlMs, now) => {
+      const data = this.#select.get(sessionId)?.data;
+      return data === undefined
+        ? undefined
+        : { data, claim: this.#claimIn(sessionId, owner, ttlMs, now) };
+    });
   }
 
   async loadAll(): Promise<StoredRecord[]> {
@@ -254,6 +273,8 @@ export class SqliteSnapshotStore implements SnapshotStore {
   readonly immediate: ImmediateSessionAccess = {
     load: (id) => this.#loadNow(id),
     claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
+    claimAndLoad: (sessionId, owner, ttlMs, now) =>
+      this.#claimAndLoadNow(sessionId, owner, ttlMs, now),
     renew: (leases, owner, ttlMs, now) => this.#renewNow(leases, owner, ttlMs, now),
   };
 
@@ -262,22 +283,34 @@ export class SqliteSnapshotStore implements SnapshotStore {
     checkOwner(owner);
     checkTtl(ttlMs);
     checkTime(now);
-    return this.#run('write', () =>
-      this.#db
-        .transaction((): ClaimResult => {
-          const row = this.#claimRow(sessionId);
-          const decision = decideClaim(row, owner, now);
-          if (decision === 'refuse' && row !== undefined)
-            return { ok: false, owner: row.owner, expiresAt: row.expiresAt };
-          const token =
-            decision === 'keep' && row !== undefined
-              ? row.token
-              : (this.#nextToken.get() as { value: number }).value;
-          this.#putClaim.run(sessionId, owner.ownerId, owner.pid, owner.host, token, now + ttlMs);
-          return { ok: true, token };
-        })
-        .immediate(),
-    );
+    return this.#run('write', () => this.#claimTx.immediate(sessionId, owner, ttlMs, now));
+  }
+
+  #claimAndLoadNow(
+    sessionId: string,
+    owner: StoreOwner,
+    ttlMs: number,
+    now: number,
+  ): ClaimedRecord | undefined {
+    checkSessionId(sessionId);
+    checkOwner(owner);
+    checkTtl(ttlMs);
+    checkTime(now);
+    return this.#run('write', () => this.#claimAndLoadTx.immediate(sessionId, owner, ttlMs, now));
+  }
+
+  /** The claim, inside a transaction (one claim decision per row read). */
+  #claimIn(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
+    const row = this.#claimRow(sessionId);
+    const decision = decideClaim(row, owner, now);
+    if (decision === 'refuse' && row !== undefined)
+      return { ok: false, owner: row.owner, expiresAt: row.expiresAt };
+    const token =
+      decision === 'keep' && row !== undefined
+        ? row.token
+        : (this.#nextToken.get() as { value: number }).value;
+    this.#putClaim.run(sessionId, owner.ownerId, owner.pid, owner.host, token, now + ttlMs);
+    return { ok: true, token };
   }
 
   async renew(

@@ -151,12 +151,30 @@ export interface SnapshotStore {
   readonly immediate?: ImmediateSessionAccess;
 }
 
+/** A record read together with its claim ({@link ImmediateSessionAccess.claimAndLoad}). */
+export interface ClaimedRecord {
+  readonly data: string;
+  readonly claim: ClaimResult;
+}
+
 /** The reads and claims a store can answer at once (see {@link SnapshotStore.immediate}). */
 export interface ImmediateSessionAccess {
   /** One record, or undefined. */
   load(id: string): string | undefined;
   /** As {@link SnapshotStore.claim}. */
   claim(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult;
+  /**
+   * Reads session `sessionId`'s record and claims it, as one step (nothing written in
+   * between): what an activation needs. Returns: undefined, claiming nothing, when there
+   * is no such record; else the record and the claim's result (a refused claim still
+   * returns the record, which the caller must not use).
+   */
+  claimAndLoad(
+    sessionId: string,
+    owner: StoreOwner,
+    ttlMs: number,
+    now: number,
+  ): ClaimedRecord | undefined;
   /**
    * As {@link SnapshotStore.renew}, for many leases in one go (one transaction).
    * Returns: the session ids whose claim could not be renewed (expired, or taken).

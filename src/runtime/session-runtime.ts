@@ -125,13 +125,11 @@ export class SessionRuntime {
         { sessionId },
       );
     }
-    const stored = immediate.load(sessionId);
+    const { owner, leaseMs } = this.#settings;
+    const stored = immediate.claimAndLoad(sessionId, owner, leaseMs, this.#now());
     if (stored === undefined) return false;
-    const lease = this.#leaseOrThrow(
-      sessionId,
-      immediate.claim(sessionId, this.#settings.owner, this.#settings.leaseMs, this.#now()),
-    );
-    this.#bringIn(sessionId, stored, lease, trigger);
+    const lease = this.#leaseOrThrow(sessionId, stored.claim);
+    this.#bringIn(sessionId, stored.data, lease, trigger);
     return true;
   }
 
