@@ -259,6 +259,32 @@ describe('loops after a restart (SPEC §3.6)', () => {
     return started.loopId;
   }
 
+  it("a round's worker session is saved in the loop registry with the round, not a step later", async () => {
+    const store = new MemorySnapshotStore();
+    const dispatcher = new GatedDispatcher();
+    const a = await boot({ store, dispatcher, functions: [] });
+    const s = await a.rb.openSession({ id: 'S' });
+    const started = s.startLoop('|loop:2| task');
+    if (!started.ok) throw new Error(started.reason);
+    await settle();
+    await a.rb.flush();
+    const registryOf = () =>
+      (
+        decodeEnvelope(SYSTEM_RECORD_ID, store.records.get(SYSTEM_RECORD_ID) as string)
+          .snapshot as {
+          context: { loopRegistry: { loops: Record<string, { workerSessionIds: string[] }> } };
+        }
+      ).context.loopRegistry.loops[started.loopId];
+    expect(registryOf()?.workerSessionIds).toEqual([]);
+    // The dispatch returns: the loop waits for worker-1, and nothing else happens before the save.
+    dispatcher.releaseDispatch();
+    await settle();
+    await a.rb.flush();
+    expect(s.view().loop?.phase).toBe('awaiting_worker');
+    expect(registryOf()?.workerSessionIds).toEqual(['worker-1']);
+    a.crash();
+  });
+
   it('awaiting_worker, task still running: re-subscribes and advances when it ends', async () => {
     const world = { store: new MemorySnapshotStore(), dispatcher: new ScriptedDispatcher() };
     await loopUntil(world, async (a) => a.advance(1_000));

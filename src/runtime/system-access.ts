@@ -207,6 +207,7 @@ export class SystemAccess {
       this.#touched.clear();
       this.#hooks.touched(touched);
     }
+    let reported = false;
     while (this.#requests.length > 0) {
       const request = this.#requests.shift() as PendingRequest;
       switch (request.type) {
@@ -222,9 +223,15 @@ export class SystemAccess {
         default:
           // The registry's bookkeeping goes to the root directly (what it emits, a cascade,
           // is queued behind and handled in this same loop). A stopped root has no registry.
-          if (this.#actor?.getSnapshot().status === 'active') this.#actor.send(request);
+          if (this.#actor?.getSnapshot().status === 'active') {
+            this.#actor.send(request);
+            reported = true;
+          }
       }
     }
+    // The registry changed after the touched sessions were handed on: it must be saved with
+    // them (a round's worker session is what makes a loop started in it a child).
+    if (reported) this.#hooks.touched(new Set());
   }
 
   /**
