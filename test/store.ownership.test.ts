@@ -103,10 +103,11 @@ describe.each([
       owner: A,
       expiresAt: 1_110,
     });
-    // Bad input is refused before anything is read or written.
-    expect(() => immediate.claimAndLoad('s', A, -1, 1_030)).toThrow(
-      expect.objectContaining({ code: 'invalid_argument' }),
-    );
+    // Bad input is refused before anything is read or written, a missing record or not.
+    for (const id of ['s', 'absent'])
+      expect(() => immediate.claimAndLoad(id, A, -1, 1_030)).toThrow(
+        expect.objectContaining({ code: 'invalid_argument' }),
+      );
   });
 
   it('re-claimed by its owner while live: the same token and a later expiry', async () => {

@@ -13,15 +13,13 @@ import type {
 } from '../ports/snapshot-store.js';
 import {
   type ClaimRow,
+  checkClaim,
   checkIds,
   checkLeases,
-  checkOwner,
   checkPrefix,
   checkRecords,
   checkRenewal,
-  checkSessionId,
   checkTime,
-  checkTtl,
   checkWakeUps,
   decideClaim,
   fenceTime,
@@ -113,6 +111,7 @@ export class MemorySnapshotStore implements SnapshotStore {
     claim: (sessionId, owner, ttlMs, now) => this.#claimNow(sessionId, owner, ttlMs, now),
     // One step as it is: nothing runs between the read and the claim in one process.
     claimAndLoad: (sessionId, owner, ttlMs, now) => {
+      checkClaim(sessionId, owner, ttlMs, now);
       const data = this.#loadNow(sessionId);
       return data === undefined
         ? undefined
@@ -122,10 +121,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   };
 
   #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
-    checkSessionId(sessionId);
-    checkOwner(owner);
-    checkTtl(ttlMs);
-    checkTime(now);
+    checkClaim(sessionId, owner, ttlMs, now);
     const row = this.#claims.get(sessionId);
     const decision = decideClaim(row, owner, now);
     if (decision === 'refuse' && row !== undefined)

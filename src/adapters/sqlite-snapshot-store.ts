@@ -18,15 +18,13 @@ import type {
 } from '../ports/snapshot-store.js';
 import {
   type ClaimRow,
+  checkClaim,
   checkIds,
   checkLeases,
-  checkOwner,
   checkPrefix,
   checkRecords,
   checkRenewal,
-  checkSessionId,
   checkTime,
-  checkTtl,
   checkWakeUps,
   decideClaim,
   fenceTime,
@@ -279,10 +277,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
   };
 
   #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
-    checkSessionId(sessionId);
-    checkOwner(owner);
-    checkTtl(ttlMs);
-    checkTime(now);
+    checkClaim(sessionId, owner, ttlMs, now);
     return this.#run('write', () => this.#claimTx.immediate(sessionId, owner, ttlMs, now));
   }
 
@@ -292,10 +287,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
     ttlMs: number,
     now: number,
   ): ClaimedRecord | undefined {
-    checkSessionId(sessionId);
-    checkOwner(owner);
-    checkTtl(ttlMs);
-    checkTime(now);
+    checkClaim(sessionId, owner, ttlMs, now);
     return this.#run('write', () => this.#claimAndLoadTx.immediate(sessionId, owner, ttlMs, now));
   }
 

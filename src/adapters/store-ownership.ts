@@ -143,6 +143,14 @@ export function checkLeases(leases: unknown): readonly SessionLease[] {
   return checkArray(leases, 'leases').map(checkLease);
 }
 
+/** The arguments of a claim (`claim`, `claimAndLoad`), checked. */
+export function checkClaim(sessionId: unknown, owner: unknown, ttlMs: unknown, now: unknown): void {
+  checkSessionId(sessionId);
+  checkOwner(owner);
+  checkTtl(ttlMs);
+  checkTime(now);
+}
+
 /** The arguments of a `renew` (one lease or many), checked: the leases. */
 export function checkRenewal(
   leases: unknown,
