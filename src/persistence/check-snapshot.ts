@@ -92,7 +92,11 @@ function checkStateValue(
   // Resolving a state builds a whole snapshot; the valid values of a machine are few and
   // repeat across records, so each is resolved once (an invalid one is never remembered).
   const key = JSON.stringify(stored.value);
-  const valid = validValuesByMachine.get(machine) ?? new Set<string>();
+  let valid = validValuesByMachine.get(machine);
+  if (!valid) {
+    valid = new Set();
+    validValuesByMachine.set(machine, valid);
+  }
   if (valid.has(key)) return;
   try {
     machine.resolveState({ value: stored.value as never, context: stored.context });
@@ -103,7 +107,6 @@ function checkStateValue(
       `unknown state ${describeValue(stored.value)} (${(error as Error).message})`,
     );
   }
-  if (valid.size === 0) validValuesByMachine.set(machine, valid);
   if (valid.size < MAX_REMEMBERED_VALUES) valid.add(key);
 }
 

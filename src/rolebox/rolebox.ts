@@ -104,6 +104,7 @@ export class Rolebox {
           this.#runner.need(request.sessionId, request.loopId, request.effects),
         cascade: (request) => this.#cascade(request),
         loopSpawned: (sessionId) => this.#runtime.reconcileLoop(sessionId),
+        registryChanged: () => this.#markRegistry(),
       },
       new SessionDirectory(),
     );
@@ -240,6 +241,11 @@ export class Rolebox {
       this.#access.directory.touch(sessionId, now);
       this.#persister?.mark(sessionId);
     }
+    this.#markRegistry();
+  }
+
+  /** Marks the system record (the loop registry) for saving, if it changed. */
+  #markRegistry(): void {
     if (this.#persister && this.#access.attached)
       this.#persister.markRegistry(this.#access.loopRegistry());
   }

@@ -81,6 +81,8 @@ export interface AccessHooks {
    * asks for its needs (a new loop asks for nothing on entry; see the loop machine).
    */
   loopSpawned(sessionId: string): void;
+  /** The root's loop registry changed after the touched sessions were handed on (to be saved too). */
+  registryChanged(): void;
 }
 
 /** What the commands in progress asked of the runtime and the registry, done once they are processed. */
@@ -231,7 +233,7 @@ export class SystemAccess {
     }
     // The registry changed after the touched sessions were handed on: it must be saved with
     // them (a round's worker session is what makes a loop started in it a child).
-    if (reported) this.#hooks.touched(new Set());
+    if (reported) this.#hooks.registryChanged();
   }
 
   /**
