@@ -44,6 +44,7 @@ export const ERROR_CODES = {
   pipeline_stopped: 'a call on a pipeline that has been stopped',
   session_owned_elsewhere: 'a session another live process owns',
   session_passivated: 'a passivated session the store cannot load at once (open it first)',
+  restate_failed: 'a call through a Restate server that could not be made or did not succeed',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

@@ -27,6 +27,7 @@ const ROOMS = [
   'rolebox',
   'index',
   'testing',
+  'restate',
   'cli',
   'inspector',
 ] as const;
@@ -98,6 +99,10 @@ const LAYERS: Readonly<Record<Room, LayerRule>> = {
     may: [...UP_TO_MACHINES, 'persistence', 'runtime', 'adapters', 'pipeline', 'rolebox'],
     why: 'test helpers may use anything but the CLI and the inspector',
   },
+  restate: {
+    may: [...UP_TO_MACHINES, 'persistence', 'runtime', 'adapters', 'rolebox'],
+    why: 'rolebox/restate runs the facade one step at a time inside Restate handlers; nothing below imports it',
+  },
   cli: {
     may: [
       ...UP_TO_MACHINES,
@@ -107,6 +112,7 @@ const LAYERS: Readonly<Record<Room, LayerRule>> = {
       'pipeline',
       'rolebox',
       'testing',
+      'restate',
       'inspector',
     ],
     why: 'the CLI may import anything (but the root entry)',

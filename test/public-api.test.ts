@@ -142,6 +142,7 @@ describe('public API', () => {
       './inspector',
       './machines',
       './pipeline',
+      './restate',
       './testing',
     ]);
   });

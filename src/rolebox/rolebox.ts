@@ -76,21 +76,29 @@ export class Rolebox {
   /** Ids whose stored record is being read by an `openSession` in flight. */
   readonly #opening = new Set<string>();
   #state: 'created' | 'started' | 'halted' | 'stopped' = 'created';
+  /** Set by a clean `stop()` whose claims were all released (see `start`'s `stopped`). */
+  #claimsReleased = false;
   /** Why the rolebox halted: the first save that failed (SPEC §6). */
   #failure: RoleboxError | undefined;
 
-  /** Internal: use {@link createRolebox}. */
-  constructor(options: RoleboxOptions = {}) {
+  /**
+   * Internal: use {@link createRolebox}. `machines`: machines built before by
+   * {@link buildMachines} from the same functions, conditions, limits and shards (a host that
+   * creates a short-lived rolebox per step, as the Restate endpoint does, builds them once).
+   */
+  constructor(options: RoleboxOptions = {}, machines?: RoleboxMachines) {
     const resolved = resolveRoleboxOptions(options);
     this.#options = resolved;
-    this.#machines = buildMachines({
-      catalog: resolved.catalog,
-      conditions: resolved.conditions,
-      limits: resolved.limits,
-      clock: resolved.clock,
-      shards: resolved.shards,
-      ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
-    });
+    this.#machines =
+      machines ??
+      buildMachines({
+        catalog: resolved.catalog,
+        conditions: resolved.conditions,
+        limits: resolved.limits,
+        clock: resolved.clock,
+        shards: resolved.shards,
+        ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
+      });
     // Unique per rolebox, whatever the id source (a seeded one repeats across instances):
     // claims and the stopped-owner list of this process tell roleboxes apart by it.
     this.#owner = { ownerId: `owner_${randomUUID()}`, pid: process.pid, host: hostname() };
@@ -206,7 +214,9 @@ export class Rolebox {
     // stops it dead) this rolebox drives nothing: its claims stop being renewed and, in
     // this process, count as free at once (as a dead process's would).
     const stopped = () => {
-      markOwnerStopped(this.#owner.ownerId);
+      // A clean stop released every claim: nothing is left to free, and remembering every
+      // owner that ever stopped would grow without bound for short-lived roleboxes.
+      if (!this.#claimsReleased) markOwnerStopped(this.#owner.ownerId);
       this.#runtime.halt();
     };
     actor.subscribe({
@@ -500,7 +510,7 @@ export class Rolebox {
         } finally {
           this.#persister?.dispose();
           this.#runner.stop();
-          await this.#runtime.stop();
+          this.#claimsReleased = await this.#runtime.stop();
           // The sessions first, by their shards: stopping the root with its sessions in it
           // costs O(live²) in XState (see the shard machine's stopAll). A rolebox halted by
           // a failed save has no running actors left.

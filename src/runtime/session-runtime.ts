@@ -298,13 +298,20 @@ export class SessionRuntime {
     this.#wakeUps.stop();
   }
 
-  /** Stops the timers and every wake-up, and releases this process's claims. */
-  async stop(): Promise<void> {
+  /**
+   * Stops the timers and every wake-up, and releases this process's claims.
+   * Returns: true when no claim is left (released, or none was held).
+   */
+  async stop(): Promise<boolean> {
     this.halt();
     const leases = [...this.#host.access.directory.entries()].flatMap(([, entry]) =>
       entry.lease ? [entry.lease] : [],
     );
-    if (leases.length > 0) await this.#host.store?.release(leases).catch(() => {});
+    if (leases.length === 0 || !this.#host.store) return true;
+    return this.#host.store.release(leases).then(
+      () => true,
+      () => false,
+    );
   }
 
   /** How many passivated sessions wait for a wake-up here. */

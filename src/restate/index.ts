@@ -1,0 +1,39 @@
+// rolebox/restate: rolebox sessions as Restate virtual objects (DESIGN §8). Needs the
+// optional peer dependency @restatedev/restate-sdk 1.12.x: 1.14 and later call
+// Promise.withResolvers, which Node 20 does not have, and fail every invocation there.
+export {
+  createRestateRolebox,
+  type RestateArtifactsHandle,
+  type RestateEventHandler,
+  RestateRolebox,
+  type RestateRoleboxOptions,
+  type RestateSessionHandle,
+} from './client.js';
+export {
+  freePort,
+  type LocalRestateServer,
+  type LocalRestateServerOptions,
+  type RestateServerPorts,
+  registerDeployment,
+  restateServerBinary,
+  startLocalRestateServer,
+} from './local-server.js';
+export {
+  type ListeningEndpoint,
+  type RestateDefinition,
+  type RoleboxOnRestate,
+  type ServeRoleboxOptions,
+  serveRoleboxOnRestate,
+} from './serve.js';
+export {
+  type HostEventBatch,
+  type RestateTarget,
+  roleboxSessionObject,
+  SESSION_COMMANDS,
+  SESSION_OBJECT_NAME,
+  SESSION_READS,
+  type SessionObjectOptions,
+  type StepAnswer,
+} from './session-object.js';
+export type { WireError, WireHostEvent } from './wire.js';
+export { type RoundRequest, type RoundRunner, roleboxWorker, type WorkerReport } from './worker.js';

@@ -1,0 +1,386 @@
+import * as restate from '@restatedev/restate-sdk';
+import { describeValue, RoleboxError } from '../errors.js';
+import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
+import type { SessionHandle } from '../rolebox/session-handle.js';
+import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
+import { randomIdSource } from './rand-ids.js';
+import {
+  EMPTY_SESSION_STATE,
+  type SessionState,
+  SessionStepEngine,
+  type SessionStepOptions,
+  type StepInput,
+  type StepOutcome,
+} from './session-step.js';
+import type { TaskEntry } from './step-dispatcher.js';
+import { ERROR_CODE_METADATA, type WireHostEvent } from './wire.js';
+import type { RoundRequest, WorkerReport } from './worker.js';
+
+/** The default name of the session virtual object. */
+export const SESSION_OBJECT_NAME = 'rolebox-session';
+
+/** A Restate service (or virtual object) handler that receives something. */
+export interface RestateTarget {
+  /** The service name. */
+  readonly service: string;
+  /** The handler (defaults: `run` for workers, `hostEvents` for an event sink). */
+  readonly handler?: string;
+}
+
+/** Options of {@link roleboxSessionObject}: the session behaviour, plus where rounds and events go. */
+export interface SessionObjectOptions extends SessionStepOptions {
+  /** The virtual object's name (default {@link SESSION_OBJECT_NAME}). */
+  readonly objectName?: string;
+  /** The worker service loop rounds are sent to (see `roleboxWorker`); loops cannot start without it. */
+  readonly workers?: RestateTarget;
+  /** A service that receives every step's host events (`{ sessionId, seq, events }`). */
+  readonly eventSink?: RestateTarget;
+}
+
+/** What every session handler answers: the embedded method's result, and the step's host events. */
+export interface StepAnswer<T = unknown> {
+  readonly result: T;
+  readonly events: readonly WireHostEvent[];
+}
+
+/** What an event sink receives, once per step that had events; `seq` orders one session's batches. */
+export interface HostEventBatch {
+  readonly sessionId: string;
+  readonly seq: number;
+  readonly events: readonly WireHostEvent[];
+}
+
+type Command = (session: SessionHandle, args: readonly unknown[]) => unknown;
+
+/** The commands: each handler calls the SessionHandle method of the same meaning. */
+const COMMANDS = {
+  send: (session, [event]) => session.send(event as never),
+  toolCall: (session, [call]) => session.toolCall(call as never),
+  setSlot: (session, [key, value]) => session.setSlot(key as never, value),
+  activate: (session, [name]) => session.activate(name as never),
+  deactivate: (session, [name]) => session.deactivate(name as never),
+  signal: (session, [args]) => session.signal(args as never),
+  tool: (session, [text]) => session.tool(text as never),
+  startLoop: (session, [text, options]) => session.startLoop(text as never, options as never),
+  stopLoop: (session, [options]) => session.stopLoop(options as never),
+  observeTool: (session, [name]) => session.observeTool(name as never),
+  idle: (session) => session.idle(),
+  message: (session, [text]) => session.message(text as never),
+  resume: (session, [name]) => session.resume(name as never),
+  setKv: (session, [name, key, value]) => session.setKv(name as never, key as never, value),
+  writeArtifact: (session, [artifact]) => session.artifacts.write(artifact as never),
+  setArtifactStatus: (session, [id, status]) =>
+    session.artifacts.setStatus(id as never, status as never),
+  close: (session) => session.close(),
+} satisfies Record<string, Command>;
+
+/** The reads: shared handlers, concurrent with each other and with a command in progress. */
+const READS = {
+  view: (session) => session.view(),
+  facts: (session) => session.facts(),
+  artifacts: (session) => session.artifacts.list(),
+  artifact: (session, [id]) => session.artifacts.get(id as never) ?? null,
+} satisfies Record<string, Command>;
+
+/** The names of the command handlers. */
+export type SessionCommandName = keyof typeof COMMANDS;
+/** The names of the read handlers. */
+export type SessionReadName = keyof typeof READS;
+/** The command handler names, in a stable order. */
+export const SESSION_COMMANDS = Object.keys(COMMANDS) as SessionCommandName[];
+/** The read handler names. */
+export const SESSION_READS = Object.keys(READS) as SessionReadName[];
+
+/** The object's state keys. */
+const STATE = {
+  records: 'records',
+  tasks: 'tasks',
+  /** The time of the last stored step: reads restore the session as of then. */
+  at: 'at',
+  /** The deadline a delayed `deadline` call is on its way for. */
+  deadlineAt: 'deadlineAt',
+  /** The sequence number of the last event batch sent to the sink. */
+  seq: 'seq',
+} as const;
+
+/**
+ * The session virtual object (DESIGN §8): one object per session id, each exclusive
+ * handler one step — read the records from the object's state, restore, apply, store them
+ * back, answer the receipt the embedded API gives and the step's host events. Rounds go to
+ * the worker service with the round's key as idempotency key; the worker calls
+ * `workerTerminated` back; deadlines are delayed calls to `deadline` on the same object.
+ * Bad input is a terminal error carrying the RoleboxError code (metadata `rolebox-code`),
+ * and stores nothing.
+ *
+ * Throws: what `createRolebox` throws for bad function definitions or limits.
+ */
+export function roleboxSessionObject(options: SessionObjectOptions = {}) {
+  const { objectName = SESSION_OBJECT_NAME, workers, eventSink, ...stepOptions } = options;
+  checkTarget('workers', workers);
+  checkTarget('eventSink', eventSink);
+  const engine = new SessionStepEngine(stepOptions, workers !== undefined);
+
+  /** Runs a step that may change the session, and stores what it did. */
+  const step = async <T>(
+    ctx: restate.ObjectContext,
+    input: Omit<StepInput<T>, 'sessionId' | 'state' | 'now' | 'ids'>,
+  ): Promise<StepAnswer<T | null>> => {
+    const state = await loadState(ctx);
+    const now = await ctx.date.now();
+    const outcome = await asTerminal(() =>
+      engine.run({
+        ...input,
+        sessionId: ctx.key,
+        state,
+        now,
+        ids: randomIdSource(() => ctx.rand.random()),
+      }),
+    );
+    await commit(ctx, outcome, now);
+    return { result: outcome.result ?? null, events: outcome.events };
+  };
+
+  /** Stores the step and performs its effects: rounds, cancels, the next deadline, events. */
+  const commit = async (
+    ctx: restate.ObjectContext,
+    outcome: StepOutcome<unknown>,
+    now: number,
+  ): Promise<void> => {
+    if (outcome.closed) {
+      ctx.clearAll();
+      return;
+    }
+    const tasks: Record<string, TaskEntry> = { ...outcome.state.tasks };
+    for (const round of outcome.dispatched) {
+      if (!workers) continue;
+      const request: RoundRequest = {
+        ...round,
+        session: { object: objectName, key: ctx.key },
+      };
+      const handle = ctx.genericSend({
+        service: workers.service,
+        method: workers.handler ?? 'run',
+        parameter: request,
+        inputSerde: restate.serde.json,
+        idempotencyKey: `${ctx.key}/${round.key}`,
+      });
+      const entry = tasks[round.taskId];
+      if (entry) tasks[round.taskId] = { ...entry, invocationId: await handle.invocationId };
+    }
+    for (const task of outcome.cancelled)
+      if (task.invocationId) ctx.cancel(task.invocationId as restate.InvocationId);
+    if (outcome.changed || outcome.dispatched.length > 0) {
+      ctx.set(STATE.records, outcome.state.records);
+      ctx.set(STATE.tasks, tasks);
+      ctx.set(STATE.at, now);
+    }
+    if (outcome.wakeAt !== undefined) {
+      const armed = await ctx.get<number>(STATE.deadlineAt);
+      if (armed === null || outcome.wakeAt < armed) {
+        ctx.genericSend({
+          service: objectName,
+          method: 'deadline',
+          key: ctx.key,
+          parameter: { at: outcome.wakeAt },
+          inputSerde: restate.serde.json,
+          delay: Math.max(0, outcome.wakeAt - now),
+        });
+        ctx.set(STATE.deadlineAt, outcome.wakeAt);
+      }
+    }
+    if (eventSink && outcome.events.length > 0) {
+      const seq = ((await ctx.get<number>(STATE.seq)) ?? 0) + 1;
+      ctx.set(STATE.seq, seq);
+      const batch: HostEventBatch = { sessionId: ctx.key, seq, events: outcome.events };
+      ctx.genericSend({
+        service: eventSink.service,
+        method: eventSink.handler ?? 'hostEvents',
+        parameter: batch,
+        inputSerde: restate.serde.json,
+      });
+    }
+  };
+
+  const handlers: Record<string, unknown> = {
+    /** Opens the session, or answers the one that exists (get-or-open). */
+    open: async (ctx: restate.ObjectContext, body: unknown) => {
+      const [openOptions] = argsOf('open', body);
+      const acceptanceMode = acceptanceModeOf(openOptions);
+      return step(ctx, {
+        open: acceptanceMode ? { acceptanceMode } : {},
+        command: (session) => session.view(),
+      });
+    },
+    /** A worker's report of its task: applied once (a repeated or unknown report is ignored). */
+    workerTerminated: async (ctx: restate.ObjectContext, body: unknown) => {
+      const report = workerReportOf(body);
+      const tasks = ((await ctx.get<Record<string, TaskEntry>>(STATE.tasks)) ?? {}) as Record<
+        string,
+        TaskEntry
+      >;
+      const entry = Object.hasOwn(tasks, report.taskId) ? tasks[report.taskId] : undefined;
+      if (entry?.status !== 'running') return { result: null, events: [] };
+      return step(ctx, {
+        report: {
+          taskId: report.taskId,
+          status: report.status,
+          ...(report.result ? { result: report.result } : {}),
+        },
+      });
+    },
+    /** A deadline the session armed: a stale one (a newer deadline replaced it) is ignored. */
+    deadline: async (ctx: restate.ObjectContext, body: unknown) => {
+      const at = (body as { at?: unknown } | null)?.at;
+      const armed = await ctx.get<number>(STATE.deadlineAt);
+      if (typeof at !== 'number' || armed !== at) return { result: null, events: [] };
+      ctx.clear(STATE.deadlineAt);
+      if ((await ctx.get(STATE.records)) === null) return { result: null, events: [] };
+      return step(ctx, {});
+    },
+  };
+  for (const name of SESSION_COMMANDS) {
+    const command: Command = COMMANDS[name];
+    handlers[name] = async (ctx: restate.ObjectContext, body: unknown) => {
+      const args = argsOf(name, body);
+      return step(ctx, { command: (session) => command(session, args) });
+    };
+  }
+  for (const name of SESSION_READS) {
+    const read: Command = READS[name];
+    handlers[name] = restate.handlers.object.shared(
+      async (ctx: restate.ObjectSharedContext, body: unknown): Promise<StepAnswer> => {
+        const args = argsOf(name, body);
+        const state = await loadState(ctx);
+        // As of the last stored step: a read never shows what is not stored.
+        const at = (await ctx.get<number>(STATE.at)) ?? (await ctx.date.now());
+        const outcome = await asTerminal(() =>
+          engine.run({
+            sessionId: ctx.key,
+            state,
+            now: at,
+            ids: randomIdSource(() => ctx.rand.random()),
+            command: (session) => read(session, args),
+          }),
+        );
+        return { result: outcome.result ?? null, events: [] };
+      },
+    );
+  }
+  return restate.object({ name: objectName, handlers: handlers as never });
+}
+
+/** The session's stored state; a value that is not what rolebox wrote is `invalid_snapshot`. */
+async function loadState(ctx: restate.ObjectSharedContext): Promise<SessionState> {
+  const records = await ctx.get<unknown>(STATE.records);
+  const tasks = await ctx.get<unknown>(STATE.tasks);
+  if (records === null) return EMPTY_SESSION_STATE;
+  const isStringMap =
+    typeof records === 'object' &&
+    !Array.isArray(records) &&
+    Object.values(records as object).every((value) => typeof value === 'string');
+  const isTaskMap = tasks === null || (typeof tasks === 'object' && !Array.isArray(tasks));
+  if (!isStringMap || !isTaskMap)
+    throw terminal(
+      new RoleboxError(
+        'invalid_snapshot',
+        `the state of session ${describeValue(ctx.key)} is not what rolebox stores`,
+        { id: ctx.key },
+      ),
+    );
+  return {
+    records: records as Record<string, string>,
+    tasks: (tasks ?? {}) as Record<string, TaskEntry>,
+  };
+}
+
+/** A handler's body: the method's arguments as a JSON array (or nothing, for none). */
+function argsOf(handler: string, body: unknown): readonly unknown[] {
+  if (body === null || body === undefined) return [];
+  if (!Array.isArray(body))
+    throw terminal(
+      new RoleboxError(
+        'invalid_argument',
+        `the body of ${handler} must be a JSON array of its arguments, got ${describeValue(body)}`,
+      ),
+    );
+  return body;
+}
+
+function acceptanceModeOf(openOptions: unknown): AcceptanceMode | undefined {
+  if (openOptions === undefined || openOptions === null) return undefined;
+  if (typeof openOptions !== 'object' || Array.isArray(openOptions))
+    throw terminal(
+      new RoleboxError(
+        'invalid_argument',
+        `open options must be an object, got ${describeValue(openOptions)}`,
+      ),
+    );
+  const mode = (openOptions as { acceptanceMode?: unknown }).acceptanceMode;
+  if (mode === undefined) return undefined;
+  if (!ACCEPTANCE_MODES.includes(mode as AcceptanceMode))
+    throw terminal(
+      new RoleboxError(
+        'invalid_argument',
+        `acceptanceMode must be one of ${ACCEPTANCE_MODES.join(', ')}, got ${describeValue(mode)}`,
+      ),
+    );
+  return mode as AcceptanceMode;
+}
+
+const REPORTED_STATUSES: ReadonlySet<TaskStatus> = new Set(['completed', 'error', 'cancelled']);
+
+function workerReportOf(body: unknown): WorkerReport {
+  const report = body as Partial<WorkerReport> | null;
+  const result = report?.result as RoundResult | undefined;
+  if (
+    typeof report !== 'object' ||
+    report === null ||
+    typeof report.taskId !== 'string' ||
+    !REPORTED_STATUSES.has(report.status as TaskStatus) ||
+    (result !== undefined &&
+      (typeof result !== 'object' ||
+        result === null ||
+        typeof result.text !== 'string' ||
+        typeof result.hadError !== 'boolean'))
+  )
+    throw terminal(
+      new RoleboxError(
+        'invalid_argument',
+        `a worker report must be { taskId, status: completed | error | cancelled, result? }, got ${describeValue(body)}`,
+      ),
+    );
+  return report as WorkerReport;
+}
+
+function checkTarget(name: string, target: RestateTarget | undefined): void {
+  if (target === undefined) return;
+  if (
+    typeof target !== 'object' ||
+    target === null ||
+    typeof target.service !== 'string' ||
+    target.service === '' ||
+    (target.handler !== undefined && typeof target.handler !== 'string')
+  )
+    throw new RoleboxError(
+      'invalid_argument',
+      `${name} must be { service, handler? } naming a Restate service, got ${describeValue(target)}`,
+    );
+}
+
+/** Runs `work`; a RoleboxError becomes a terminal error (bad input is never retried). */
+async function asTerminal<T>(work: () => Promise<T>): Promise<T> {
+  try {
+    return await work();
+  } catch (error) {
+    if (error instanceof RoleboxError) throw terminal(error);
+    throw error;
+  }
+}
+
+/** The terminal error that carries a RoleboxError through Restate to the caller. */
+function terminal(error: RoleboxError): restate.TerminalError {
+  return new restate.TerminalError(error.message, {
+    errorCode: 400,
+    metadata: { [ERROR_CODE_METADATA]: error.code },
+  });
+}

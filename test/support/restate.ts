@@ -1,0 +1,172 @@
+import * as restate from '@restatedev/restate-sdk';
+import type {
+  FunctionDefinition,
+  RoleboxLimits,
+  RoundInput,
+  RoundResult,
+} from '../../src/index.js';
+import {
+  createRestateRolebox,
+  type HostEventBatch,
+  type ListeningEndpoint,
+  type LocalRestateServer,
+  type RestateRolebox,
+  restateServerBinary,
+  roleboxWorker,
+  serveRoleboxOnRestate,
+  startLocalRestateServer,
+  type WireHostEvent,
+} from '../../src/restate/index.js';
+
+/** The rows of a query on the server's system tables (`sys_invocation`, …). */
+export async function queryServer(
+  server: LocalRestateServer,
+  sql: string,
+): Promise<Record<string, unknown>[]> {
+  const response = await fetch(`${server.adminUrl}/query`, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json', accept: 'application/json' },
+    body: JSON.stringify({ query: sql }),
+  });
+  if (!response.ok) throw new Error(`query failed: ${response.status} ${await response.text()}`);
+  return ((await response.json()) as { rows: Record<string, unknown>[] }).rows;
+}
+
+/**
+ * Resolves once `check` holds, asking again after each answer of the server (no clock is
+ * involved: the wait is for the server, which runs on its own). Fails after `attempts`.
+ */
+export async function untilServer(
+  check: () => Promise<boolean>,
+  what: string,
+  attempts = 600,
+): Promise<void> {
+  for (let attempt = 0; attempt < attempts; attempt++) {
+    if (await check()) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
+  }
+  throw new Error(`the server never got to: ${what}`);
+}
+
+/** Why the Restate tests cannot run here, or undefined when they can. */
+export function restateUnavailable(): string | undefined {
+  return restateServerBinary()
+    ? undefined
+    : 'no restate-server binary for this platform in node_modules (@restatedev/restate-server)';
+}
+
+/** What the rig's worker service answers for a round: its text, a failure, or `'hang'` (it never ends). */
+export type RigWorkerAnswer = (round: RoundInput) => string | RoundResult | 'hang';
+
+/** A Restate server with an in-process rolebox endpoint, its worker service and event sink. */
+export interface RestateRig {
+  readonly server: LocalRestateServer;
+  readonly endpoint: ListeningEndpoint;
+  readonly client: RestateRolebox;
+  /** Replaces what the worker service answers. */
+  answerWith(answer: RigWorkerAnswer): void;
+  /** Every round the worker service ran, in order. */
+  readonly rounds: RoundInput[];
+  /** The events the sink received for a session, in step order. */
+  eventsOf(sessionId: string): WireHostEvent[];
+  /** Closes the endpoint (its invocations in flight fail, Restate retries them). */
+  stopEndpoint(): Promise<void>;
+  /** Serves the endpoint again on the same port. */
+  startEndpoint(): Promise<void>;
+  /** Resolves once the sink has received an event for `sessionId` that `matches`. */
+  waitForEvent(sessionId: string, matches: (event: WireHostEvent) => boolean): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a server on free ports, an endpoint with these functions and limits, and registers it. */
+export async function startRestateRig(
+  options: {
+    readonly functions?: readonly FunctionDefinition[];
+    readonly limits?: Partial<RoleboxLimits>;
+  } = {},
+): Promise<RestateRig> {
+  // Retries come quickly: a test that stops its endpoint does not wait out a long backoff.
+  const server = await startLocalRestateServer({
+    env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' },
+  });
+  const batches: HostEventBatch[] = [];
+  const waiters = new Set<() => void>();
+  const rounds: RoundInput[] = [];
+  let answer: RigWorkerAnswer = (round) => `round ${round.round} done`;
+  const sink = restate.service({
+    name: 'test-sink',
+    handlers: {
+      hostEvents: async (_ctx: restate.Context, batch: HostEventBatch) => {
+        batches.push(batch);
+        for (const wake of [...waiters]) wake();
+      },
+    },
+  });
+  const worker = roleboxWorker('test-worker', async (ctx, round) => {
+    const result = await ctx.run('answer', () => {
+      rounds.push(round);
+      const out = answer(round);
+      return typeof out === 'string' ? { text: out, hadError: out === 'hang' } : out;
+    });
+    // A worker that never ends (until the session cancels its invocation).
+    if ((result as RoundResult).text === 'hang') await ctx.sleep(24 * 3_600_000);
+    return result as RoundResult;
+  });
+  const served = serveRoleboxOnRestate({
+    ...(options.functions ? { functions: options.functions } : {}),
+    ...(options.limits ? { limits: options.limits } : {}),
+    workers: { service: 'test-worker' },
+    eventSink: { service: 'test-sink' },
+    services: [sink, worker],
+  });
+  let endpoint: ListeningEndpoint | undefined;
+  try {
+    endpoint = await served.listen(0);
+    await server.register(endpoint.url);
+  } catch (error) {
+    await endpoint?.close();
+    await server.kill();
+    throw error;
+  }
+  const eventsOf = (sessionId: string) =>
+    batches
+      .filter((batch) => batch.sessionId === sessionId)
+      .sort((a, b) => a.seq - b.seq)
+      .flatMap((batch) => batch.events);
+  let bound = endpoint;
+  let open = true;
+  return {
+    server,
+    get endpoint() {
+      return bound;
+    },
+    client: createRestateRolebox({ ingressUrl: server.ingressUrl }),
+    answerWith: (next) => {
+      answer = next;
+    },
+    rounds,
+    eventsOf,
+    waitForEvent: (sessionId, matches) =>
+      new Promise<void>((resolve) => {
+        const check = () => {
+          if (!eventsOf(sessionId).some(matches)) return;
+          waiters.delete(check);
+          resolve();
+        };
+        waiters.add(check);
+        check();
+      }),
+    stopEndpoint: async () => {
+      open = false;
+      await bound.close();
+    },
+    startEndpoint: async () => {
+      bound = await served.listen(bound.port);
+      open = true;
+    },
+    stop: async () => {
+      if (open) await bound.close();
+      await server.stop();
+    },
+  };
+}
