@@ -5,6 +5,7 @@ import { runDemoCommand } from './commands/demo.js';
 import { runInspectCommand } from './commands/inspect.js';
 import { runLoopCommand, STORE_FAILED_EXIT_CODE } from './commands/loop.js';
 import { runReplayCommand } from './commands/replay.js';
+import { runRestateDevCommand, runRestateServeCommand } from './commands/restate.js';
 import { runResumeCommand } from './commands/resume.js';
 import { runStatusCommand } from './commands/status.js';
 import { type Output, processOutput } from './output.js';
@@ -159,6 +160,63 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     .action(async (options) => {
       exit.code = await runDemoCommand(options, output);
     });
+
+  const restate = program
+    .command('restate')
+    .description(
+      'Serve rolebox sessions as Restate virtual objects (see README, "Running on Restate").',
+    );
+  const endpointOptions = (command: Command) =>
+    command
+      .option('--host <host>', 'address the endpoint listens on', '127.0.0.1')
+      .option('--functions <dir>', 'folder of function definitions (markdown with frontmatter)')
+      .option(
+        '--worker <command>',
+        'shell command that runs one loop round (prompt on stdin, result on stdout), served here',
+      )
+      .option('--tasks <dir>', 'where the shell worker keeps its tasks', DEFAULT_TASKS)
+      .option('--workers-service <name>', 'a Restate service of yours that runs the rounds instead')
+      .option('--event-sink <service>', "a Restate service that receives every step's host events")
+      .option('--delay <ms>', 'pause between rounds', wholeNumber(0))
+      .option(
+        '--round-timeout <ms>',
+        'a round running longer than this is an error',
+        wholeNumber(1),
+      );
+  endpointOptions(
+    restate
+      .command('serve')
+      .description(
+        'Serve the rolebox endpoint (register it with your Restate server); SIGTERM stops it.',
+      )
+      .option('--port <port>', 'port to listen on (0 for any free one)', wholeNumber(0), 9080)
+      .option(
+        '--processes <n>',
+        'endpoint processes sharing the port (a dead one is replaced)',
+        wholeNumber(1),
+        1,
+      )
+      .option('--register <admin-url>', 'register the endpoint with this Restate admin API'),
+  ).action(async (options) => {
+    exit.code = await runRestateServeCommand(options, output);
+  });
+  endpointOptions(
+    restate
+      .command('dev')
+      .description(
+        'Start a local restate-server from node_modules, serve and register the endpoint, print the ingress URL.',
+      )
+      .option('--port <port>', 'port of the endpoint (0 for any free one)', wholeNumber(0), 0)
+      .option('--base-dir <dir>', 'where the server keeps its state', '.rolebox/restate')
+      .option(
+        '--ingress-port <port>',
+        'ingress port (with --admin-port; default: free ones)',
+        wholeNumber(1),
+      )
+      .option('--admin-port <port>', 'admin port (the node uses the next one)', wholeNumber(1)),
+  ).action(async (options) => {
+    exit.code = await runRestateDevCommand(options, output);
+  });
 
   return program;
 }

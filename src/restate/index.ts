@@ -35,5 +35,10 @@ export {
   type SessionObjectOptions,
   type StepAnswer,
 } from './session-object.js';
+export {
+  SHELL_WORKER_NAME,
+  type ShellCommandWorkerOptions,
+  shellCommandWorker,
+} from './shell-worker.js';
 export type { WireError, WireHostEvent } from './wire.js';
 export { type RoundRequest, type RoundRunner, roleboxWorker, type WorkerReport } from './worker.js';

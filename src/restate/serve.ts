@@ -76,7 +76,8 @@ const quietLogger: restate.LoggerTransport = (params, message, ...rest) => {
   console.error(`[rolebox/restate ${params.level}]${where}:`, message, ...rest);
 };
 
-async function listen(
+/** Serves any Restate endpoint over HTTP/2 on `host:port` (port 0: a free one), closable. */
+export async function listen(
   endpoint: restate.RestateEndpoint,
   port: number,
   host: string,

@@ -25,6 +25,7 @@ export interface WorkerReport {
 export type RoundRunner = (
   ctx: restate.Context,
   round: RoundInput,
+  request: RoundRequest,
 ) => Promise<string | RoundResult>;
 
 /**
@@ -51,7 +52,7 @@ export function roleboxWorker(name: string, run: RoundRunner) {
       run: async (ctx: restate.Context, request: RoundRequest): Promise<void> => {
         let report: WorkerReport;
         try {
-          const output = await run(ctx, request.round);
+          const output = await run(ctx, request.round, request);
           const result: RoundResult =
             typeof output === 'string' ? { text: output, hadError: false } : output;
           report = {

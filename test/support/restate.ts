@@ -17,6 +17,7 @@ import {
   startLocalRestateServer,
   type WireHostEvent,
 } from '../../src/restate/index.js';
+import { listen } from '../../src/restate/serve.js';
 
 /** The rows of a query on the server's system tables (`sys_invocation`, …). */
 export async function queryServer(
@@ -67,8 +68,14 @@ export interface RestateRig {
   answerWith(answer: RigWorkerAnswer): void;
   /** Every round the worker service ran, in order. */
   readonly rounds: RoundInput[];
+  /** How many times the worker ran each round, by `<session>/<round key>`. */
+  readonly runs: Map<string, number>;
+  /** The worker invocations of each round (Restate invocation ids), by `<session>/<round key>`. */
+  readonly invocations: Map<string, Set<string>>;
   /** The events the sink received for a session, in step order. */
   eventsOf(sessionId: string): WireHostEvent[];
+  /** SIGKILLs the server and starts it again on the same base dir and ports. */
+  restartServer(): Promise<void>;
   /** Closes the endpoint (its invocations in flight fail, Restate retries them). */
   stopEndpoint(): Promise<void>;
   /** Serves the endpoint again on the same port. */
@@ -83,15 +90,18 @@ export async function startRestateRig(
   options: {
     readonly functions?: readonly FunctionDefinition[];
     readonly limits?: Partial<RoleboxLimits>;
+    /** False: this process serves only the worker and the sink; the sessions are served elsewhere. */
+    readonly sessionsHere?: boolean;
   } = {},
 ): Promise<RestateRig> {
   // Retries come quickly: a test that stops its endpoint does not wait out a long backoff.
-  const server = await startLocalRestateServer({
-    env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' },
-  });
+  const serverEnv = { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' };
+  let server = await startLocalRestateServer({ env: serverEnv });
   const batches: HostEventBatch[] = [];
   const waiters = new Set<() => void>();
   const rounds: RoundInput[] = [];
+  const runs = new Map<string, number>();
+  const invocations = new Map<string, Set<string>>();
   let answer: RigWorkerAnswer = (round) => `round ${round.round} done`;
   const sink = restate.service({
     name: 'test-sink',
@@ -102,9 +112,15 @@ export async function startRestateRig(
       },
     },
   });
-  const worker = roleboxWorker('test-worker', async (ctx, round) => {
+  const worker = roleboxWorker('test-worker', async (ctx, round, request) => {
+    const roundKey = `${request.session.key}/${request.key}`;
+    const seen = invocations.get(roundKey) ?? new Set<string>();
+    seen.add(ctx.request().id);
+    invocations.set(roundKey, seen);
     const result = await ctx.run('answer', () => {
       rounds.push(round);
+      const key = `${request.session.key}/${request.key}`;
+      runs.set(key, (runs.get(key) ?? 0) + 1);
       const out = answer(round);
       return typeof out === 'string' ? { text: out, hadError: out === 'hang' } : out;
     });
@@ -112,13 +128,27 @@ export async function startRestateRig(
     if ((result as RoundResult).text === 'hang') await ctx.sleep(24 * 3_600_000);
     return result as RoundResult;
   });
-  const served = serveRoleboxOnRestate({
-    ...(options.functions ? { functions: options.functions } : {}),
-    ...(options.limits ? { limits: options.limits } : {}),
-    workers: { service: 'test-worker' },
-    eventSink: { service: 'test-sink' },
-    services: [sink, worker],
-  });
+  const served =
+    options.sessionsHere === false
+      ? {
+          listen: (port: number) =>
+            listen(
+              restate
+                .endpoint()
+                .bind(sink)
+                .bind(worker)
+                .setLogger(() => {}),
+              port,
+              '127.0.0.1',
+            ),
+        }
+      : serveRoleboxOnRestate({
+          ...(options.functions ? { functions: options.functions } : {}),
+          ...(options.limits ? { limits: options.limits } : {}),
+          workers: { service: 'test-worker' },
+          eventSink: { service: 'test-sink' },
+          services: [sink, worker],
+        });
   let endpoint: ListeningEndpoint | undefined;
   try {
     endpoint = await served.listen(0);
@@ -128,15 +158,28 @@ export async function startRestateRig(
     await server.kill();
     throw error;
   }
-  const eventsOf = (sessionId: string) =>
-    batches
-      .filter((batch) => batch.sessionId === sessionId)
-      .sort((a, b) => a.seq - b.seq)
-      .flatMap((batch) => batch.events);
+  // A batch may arrive twice (the server died after running the sink, before recording
+  // that it had): a consumer keeps one per (session, seq), as this one does. The same event
+  // in two batches would still show twice.
+  const eventsOf = (sessionId: string) => {
+    const bySeq = new Map<number, HostEventBatch>();
+    for (const batch of batches) if (batch.sessionId === sessionId) bySeq.set(batch.seq, batch);
+    return [...bySeq.values()].sort((a, b) => a.seq - b.seq).flatMap((batch) => batch.events);
+  };
   let bound = endpoint;
   let open = true;
   return {
-    server,
+    get server() {
+      return server;
+    },
+    restartServer: async () => {
+      await server.kill();
+      server = await startLocalRestateServer({
+        env: serverEnv,
+        baseDir: server.baseDir,
+        ports: server.ports,
+      });
+    },
     get endpoint() {
       return bound;
     },
@@ -145,6 +188,8 @@ export async function startRestateRig(
       answer = next;
     },
     rounds,
+    runs,
+    invocations,
     eventsOf,
     waitForEvent: (sessionId, matches) =>
       new Promise<void>((resolve) => {

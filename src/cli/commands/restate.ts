@@ -1,0 +1,210 @@
+import cluster from 'node:cluster';
+import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { join } from 'node:path';
+import { RoleboxError } from '../../errors.js';
+import type { FunctionDefinition } from '../../function/definition.js';
+import { loadFunctions } from '../../function/load.js';
+import {
+  freePort,
+  type RestateTarget,
+  registerDeployment,
+  SHELL_WORKER_NAME,
+  serveRoleboxOnRestate,
+  shellCommandWorker,
+  startLocalRestateServer,
+} from '../../restate/index.js';
+import { type Output, untilInterrupted } from '../output.js';
+
+/** Options of `rolebox restate serve`. */
+export interface RestateServeOptions {
+  readonly port: number;
+  readonly host: string;
+  readonly functions?: string;
+  readonly worker?: string;
+  readonly tasks: string;
+  readonly workersService?: string;
+  readonly eventSink?: string;
+  readonly delay?: number;
+  readonly roundTimeout?: number;
+  readonly processes: number;
+  readonly register?: string;
+}
+
+/** Options of `rolebox restate dev`: serve's, plus the local server's. */
+export interface RestateDevOptions
+  extends Omit<RestateServeOptions, 'processes' | 'register' | 'port'> {
+  readonly baseDir: string;
+  readonly port?: number;
+  readonly ingressPort?: number;
+  readonly adminPort?: number;
+}
+
+/** The ports of a dev setup, kept in its base dir so that starting it again finds it where it was. */
+interface DevPorts {
+  readonly endpoint: number;
+  readonly ingress: number;
+  readonly admin: number;
+  readonly node: number;
+}
+
+/** The ports the dev setup under `baseDir` used before, or new ones (options win); written back. */
+async function devPorts(options: RestateDevOptions): Promise<DevPorts> {
+  const file = join(options.baseDir, 'rolebox-dev-ports.json');
+  let kept: Partial<DevPorts> = {};
+  if (existsSync(file)) {
+    try {
+      kept = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevPorts>;
+    } catch {
+      kept = {};
+    }
+  }
+  const port = async (given: number | undefined, before: unknown) =>
+    given ?? (Number.isInteger(before) && (before as number) > 0 ? (before as number) : freePort());
+  const ports: DevPorts = {
+    endpoint: await port(options.port, kept.endpoint),
+    ingress: await port(options.ingressPort, kept.ingress),
+    admin: await port(options.adminPort, kept.admin),
+    node: await port(undefined, kept.node),
+  };
+  mkdirSync(options.baseDir, { recursive: true });
+  writeFileSync(file, `${JSON.stringify(ports, null, 2)}\n`);
+  return ports;
+}
+
+/** The endpoint a command serves: the session object, and the shell worker when `--worker` is given. */
+async function endpointOf(options: Omit<RestateServeOptions, 'port' | 'host' | 'processes'>) {
+  if (options.worker !== undefined && options.workersService !== undefined)
+    throw new RoleboxError(
+      'invalid_argument',
+      'give --worker (a shell command run here) or --workers-service (a Restate service), not both',
+    );
+  const functions: FunctionDefinition[] = options.functions
+    ? await loadFunctions(options.functions)
+    : [];
+  const workers: RestateTarget | undefined = options.worker
+    ? { service: SHELL_WORKER_NAME }
+    : options.workersService
+      ? { service: options.workersService }
+      : undefined;
+  return serveRoleboxOnRestate({
+    functions,
+    limits: {
+      ...(options.delay === undefined ? {} : { interRoundDelayMs: options.delay }),
+      ...(options.roundTimeout === undefined ? {} : { roundTimeoutMs: options.roundTimeout }),
+    },
+    ...(workers ? { workers } : {}),
+    ...(options.eventSink ? { eventSink: { service: options.eventSink } } : {}),
+    services: options.worker
+      ? [shellCommandWorker({ command: options.worker, tasksDir: options.tasks })]
+      : [],
+  });
+}
+
+/**
+ * `rolebox restate serve`: serves the rolebox endpoint until SIGINT/SIGTERM (then closes
+ * and exits 0). With `--processes N` a primary process forks N endpoint processes sharing
+ * the port (Restate spreads its connections over them) and replaces any that dies.
+ * Returns the exit code.
+ */
+export async function runRestateServeCommand(
+  options: RestateServeOptions,
+  output: Output,
+): Promise<number> {
+  if (options.processes > 1 && cluster.isPrimary) return runPrimary(options, output);
+  const endpoint = await endpointOf(options);
+  const listening = await endpoint.listen(options.port, options.host);
+  output.out(`rolebox: serving sessions on ${listening.url} (pid ${process.pid})`);
+  if (cluster.isWorker) {
+    // The primary is gone (killed, say): an orphan endpoint must not keep the port.
+    process.on('disconnect', () => process.exit(1));
+    process.send?.({ listening: listening.url });
+  } else if (options.register) {
+    await registerDeployment(options.register, listening.url);
+    output.out(`rolebox: registered ${listening.url} with ${options.register}`);
+  }
+  await untilInterrupted();
+  await listening.close();
+  return 0;
+}
+
+async function runPrimary(options: RestateServeOptions, output: Output): Promise<number> {
+  let stopping = false;
+  // Registered once every first process listens (a replacement later just joins in).
+  let ready = 0;
+  const listening = new Promise<string>((resolve) => {
+    cluster.on('message', (_worker, message: { listening?: string }) => {
+      if (message?.listening && ++ready === options.processes) resolve(message.listening);
+    });
+  });
+  cluster.on('exit', (worker, code, signal) => {
+    if (stopping) return;
+    output.err(
+      `rolebox: endpoint process ${worker.process.pid} ended (${signal ?? code}); starting another`,
+    );
+    cluster.fork();
+  });
+  for (let i = 0; i < options.processes; i++) cluster.fork();
+  const url = await listening;
+  output.out(
+    `rolebox: ${options.processes} endpoint processes share ${url} (primary pid ${process.pid})`,
+  );
+  if (options.register) {
+    await registerDeployment(options.register, url);
+    output.out(`rolebox: registered ${url} with ${options.register}`);
+  }
+  await untilInterrupted();
+  stopping = true;
+  const workers = Object.values(cluster.workers ?? {});
+  await Promise.all(
+    workers.map(
+      (worker) =>
+        new Promise<void>((resolve) => {
+          if (!worker || worker.isDead()) return resolve();
+          worker.once('exit', () => resolve());
+          worker.kill('SIGTERM');
+        }),
+    ),
+  );
+  return 0;
+}
+
+/**
+ * `rolebox restate dev`: starts a restate-server from node_modules (state under
+ * `--base-dir`), serves the endpoint, registers it and prints the ingress URL with an
+ * example call; Ctrl-C stops both. Returns the exit code.
+ */
+export async function runRestateDevCommand(
+  options: RestateDevOptions,
+  output: Output,
+): Promise<number> {
+  const endpoint = await endpointOf(options);
+  // The same ports every time: the server's registered deployment (the endpoint's URL) and
+  // the host's ingress URL stay right when the setup is started again.
+  const ports = await devPorts(options);
+  const listening = await endpoint.listen(ports.endpoint, options.host);
+  let server: Awaited<ReturnType<typeof startLocalRestateServer>>;
+  try {
+    output.out('rolebox: starting restate-server…');
+    server = await startLocalRestateServer({
+      baseDir: options.baseDir,
+      ports: { ingress: ports.ingress, admin: ports.admin, node: ports.node },
+    });
+    await server.register(listening.url);
+  } catch (error) {
+    await listening.close();
+    throw error;
+  }
+  output.out(`rolebox: endpoint ${listening.url}, registered with ${server.adminUrl}`);
+  output.out(`ingress: ${server.ingressUrl}`);
+  output.out(
+    `try:   curl -X POST ${server.ingressUrl}/rolebox-session/s1/open -H 'content-type: application/json' -d '[]'`,
+  );
+  output.out(
+    `host:  createRestateRolebox({ ingressUrl: '${server.ingressUrl}' })  (from 'rolebox/restate')`,
+  );
+  output.out(`state: ${join(options.baseDir)} (Ctrl-C stops; start again to go on)`);
+  await untilInterrupted();
+  await listening.close();
+  await server.stop();
+  return 0;
+}
