@@ -167,9 +167,7 @@ export class SessionStepEngine {
     return {
       result,
       state: { records, tasks },
-      changed:
-        JSON.stringify(records) !== JSON.stringify(state.records) ||
-        JSON.stringify(tasks) !== JSON.stringify(state.tasks),
+      changed: !sameRecords(records, state.records) || !sameTasks(tasks, state.tasks),
       events: events.map(wireHostEvent),
       wakeAt: wakeUp?.at,
       dispatched: dispatcher.dispatched,
@@ -177,6 +175,21 @@ export class SessionStepEngine {
       closed: !Object.hasOwn(records, sessionId),
     };
   }
+}
+
+/** True when both hold the same records (texts compared as they are: no parse, no stringify). */
+function sameRecords(a: Readonly<Record<string, string>>, b: Readonly<Record<string, string>>) {
+  const keys = Object.keys(a);
+  return keys.length === Object.keys(b).length && keys.every((id) => a[id] === b[id]);
+}
+
+/** True when both hold the same tasks, in the same states. */
+function sameTasks(a: Readonly<Record<string, TaskEntry>>, b: Readonly<Record<string, TaskEntry>>) {
+  const keys = Object.keys(a);
+  return (
+    keys.length === Object.keys(b).length &&
+    keys.every((id) => a[id] === b[id] || JSON.stringify(a[id]) === JSON.stringify(b[id]))
+  );
 }
 
 /**

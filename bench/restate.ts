@@ -1,0 +1,303 @@
+// Restate (DESIGN §8), each figure measured against a baseline in the same run:
+// P9  a signal round trip through Restate vs a bare virtual-object handler doing one state
+//     get + set, same server, same endpoint process (goal ≤ 1.5×);
+// P12 signals per second over 1 000 sessions with 2 endpoint processes vs 1 (goal ≥ 1.6×);
+// P13 resident memory of an endpoint process after 100 000 sessions were served vs after
+//     1 000 (goal ≤ 1.2×).
+// Run: npm run bench:restate   (ROLEBOX_BENCH_P13_SESSIONS=… to change the 100 000)
+import { type ChildProcess, spawn } from 'node:child_process';
+import { readFileSync } from 'node:fs';
+import { createInterface } from 'node:readline';
+import {
+  createRestateRolebox,
+  freePort,
+  type LocalRestateServer,
+  restateServerBinary,
+  startLocalRestateServer,
+} from '../src/restate/index.js';
+import { atMost, median, rounded, writeResult } from './measure.js';
+
+const ENDPOINT = new URL('./support/restate-endpoint.ts', import.meta.url).pathname;
+const P13_SESSIONS = Number(process.env.ROLEBOX_BENCH_P13_SESSIONS ?? 100_000);
+
+if (!restateServerBinary()) {
+  console.log('bench:restate skipped: no restate-server binary for this platform');
+  process.exit(0);
+}
+
+interface Setup {
+  readonly server: LocalRestateServer;
+  readonly endpoint: ChildProcess;
+  readonly ingressUrl: string;
+  /** The endpoint's JS heap in MiB once garbage is collected (one process only). */
+  settledHeapMiB(): Promise<number>;
+  stop(): Promise<void>;
+}
+
+/** A fresh server and endpoint (with `processes` processes), registered. */
+async function setUp(processes: number): Promise<Setup> {
+  const server = await startLocalRestateServer();
+  const port = await freePort();
+  const endpoint = spawn(
+    process.execPath,
+    [
+      '--expose-gc',
+      '--import',
+      'tsx',
+      '--conditions=source',
+      ENDPOINT,
+      String(port),
+      String(processes),
+    ],
+    { stdio: ['ignore', 'pipe', 'inherit'] },
+  );
+  const lines = createInterface({ input: endpoint.stdout as NodeJS.ReadableStream });
+  const heapWaiters: ((bytes: number) => void)[] = [];
+  await new Promise<void>((resolve, reject) => {
+    endpoint.once('exit', (code) => reject(new Error(`endpoint exited ${code}`)));
+    lines.on('line', (line) => {
+      if (line.startsWith('READY')) resolve();
+      if (line.startsWith('HEAP ')) heapWaiters.shift()?.(Number(line.slice(5)));
+    });
+  });
+  await server.register(`http://127.0.0.1:${port}`);
+  return {
+    server,
+    endpoint,
+    ingressUrl: server.ingressUrl,
+    settledHeapMiB: () =>
+      new Promise<number>((resolve) => {
+        heapWaiters.push((bytes) => resolve(bytes / 1_048_576));
+        endpoint.kill('SIGUSR2');
+      }),
+    stop: async () => {
+      endpoint.kill('SIGTERM');
+      await server.stop();
+    },
+  };
+}
+
+async function post(url: string, body: unknown): Promise<void> {
+  const response = await fetch(url, {
+    method: 'POST',
+    headers: { 'content-type': 'application/json' },
+    body: JSON.stringify(body),
+  });
+  if (!response.ok) throw new Error(`${url}: ${response.status} ${await response.text()}`);
+  await response.arrayBuffer();
+}
+
+/** Runs `calls` with at most `concurrency` in flight; returns the seconds it took. */
+async function pooled(calls: number, concurrency: number, call: (i: number) => Promise<unknown>) {
+  let next = 0;
+  const start = performance.now();
+  await Promise.all(
+    Array.from({ length: concurrency }, async () => {
+      while (next < calls) await call(next++);
+    }),
+  );
+  return (performance.now() - start) / 1000;
+}
+
+/** P9: sequential round trips, the two kinds alternating in batches. */
+async function measureP9() {
+  const setup = await setUp(1);
+  try {
+    const rb = createRestateRolebox({ ingressUrl: setup.ingressUrl });
+    const session = await rb.openSession({ id: 'p9' });
+    await session.activate('approval');
+    const bareUrl = `${setup.ingressUrl}/bare/p9/signal`;
+    const floorUrl = `${setup.ingressUrl}/floor/p9/signal`;
+    const signal = () => session.signal({ type: 'progress', payload: { step: 1 } });
+    const bare = () => post(bareUrl, [{ type: 'progress', payload: { step: 1 } }]);
+    const floor = () => post(floorUrl, [{ type: 'progress', payload: { step: 1 } }]);
+    for (let i = 0; i < 50; i++) {
+      await signal();
+      await bare();
+      await floor();
+    }
+    const ratios: number[] = [];
+    const floorRatios: number[] = [];
+    const roleboxMs: number[] = [];
+    const bareMs: number[] = [];
+    const floorMs: number[] = [];
+    for (let sample = 0; sample < 8; sample++) {
+      const time = async (call: () => Promise<unknown>) => {
+        const start = performance.now();
+        for (let i = 0; i < 40; i++) await call();
+        return (performance.now() - start) / 40;
+      };
+      const b = await time(bare);
+      const f = await time(floor);
+      const r = await time(signal);
+      bareMs.push(b);
+      floorMs.push(f);
+      roleboxMs.push(r);
+      ratios.push(r / b);
+      floorRatios.push(f / b);
+    }
+    return {
+      bareMsPerCall: rounded(median(bareMs)),
+      roleboxMsPerCall: rounded(median(roleboxMs)),
+      spread: { min: rounded(Math.min(...ratios)), max: rounded(Math.max(...ratios)) },
+      ratio: atMost(median(ratios), 1.5, '×'),
+      restateFloor: {
+        what: 'the Restate operations of a rolebox step without rolebox: the state reads, ctx.date.now() (journaled: a round trip to the server), the writes',
+        msPerCall: rounded(median(floorMs)),
+        ratioToBare: rounded(median(floorRatios)),
+        spread: { min: rounded(Math.min(...floorRatios)), max: rounded(Math.max(...floorRatios)) },
+        roleboxToFloor: rounded(median(roleboxMs) / median(floorMs)),
+      },
+    };
+  } finally {
+    await setup.stop();
+  }
+}
+
+/** CPU ticks (user + system) a process and its children that exited have used (Linux). */
+function cpuTicks(pid: number): number {
+  const fields = readFileSync(`/proc/${pid}/stat`, 'utf8').split(') ')[1]?.split(' ') ?? [];
+  return Number(fields[11]) + Number(fields[12]);
+}
+
+/** The live child processes of `pid` (the cluster's endpoint processes). */
+function childPids(pid: number): number[] {
+  try {
+    return readFileSync(`/proc/${pid}/task/${pid}/children`, 'utf8')
+      .trim()
+      .split(/\s+/)
+      .filter(Boolean)
+      .map(Number);
+  } catch {
+    return [];
+  }
+}
+
+/** Where the CPU went during the last throughput run: share of one core per process group. */
+let lastCpuSplit: Record<string, string> = {};
+
+/** Signals per second over 1 000 sessions (opened first), 64 in flight. */
+async function throughput(processes: number): Promise<number> {
+  const setup = await setUp(processes);
+  try {
+    const rb = createRestateRolebox({ ingressUrl: setup.ingressUrl });
+    const ids = Array.from({ length: 1000 }, (_, i) => `p12-${i}`);
+    await pooled(ids.length, 64, (i) => rb.openSession({ id: ids[i] as string }));
+    const signal = (i: number) =>
+      rb.session(ids[i % ids.length] as string).signal({ type: 'progress', payload: { i } });
+    await pooled(1000, 64, signal);
+    const calls = 4000;
+    const endpointPids =
+      processes > 1 ? childPids(setup.endpoint.pid as number) : [setup.endpoint.pid as number];
+    const groups = {
+      'restate-server': [setup.server.pid],
+      endpoints: endpointPids,
+      'load generator': [process.pid],
+    };
+    const before = Object.values(groups).map((pids) =>
+      pids.reduce((sum, pid) => sum + cpuTicks(pid), 0),
+    );
+    const seconds = await pooled(calls, 64, signal);
+    lastCpuSplit = Object.fromEntries(
+      Object.entries(groups).map(([name, pids], i) => [
+        name,
+        `${Math.round((pids.reduce((sum, pid) => sum + cpuTicks(pid), 0) - (before[i] ?? 0)) / seconds)}%`,
+      ]),
+    );
+    return calls / seconds;
+  } finally {
+    await setup.stop();
+  }
+}
+
+async function measureP12() {
+  const one: number[] = [];
+  const two: number[] = [];
+  const cpu: Record<string, Record<string, string>[]> = { oneProcess: [], twoProcesses: [] };
+  for (let sample = 0; sample < 2; sample++) {
+    one.push(await throughput(1));
+    cpu.oneProcess?.push(lastCpuSplit);
+    two.push(await throughput(2));
+    cpu.twoProcesses?.push(lastCpuSplit);
+  }
+  const ratios = one.map((value, i) => (two[i] as number) / value);
+  return {
+    signalsPerSecond: {
+      oneProcess: one.map((v) => rounded(v, 0)),
+      twoProcesses: two.map((v) => rounded(v, 0)),
+    },
+    spread: { min: rounded(Math.min(...ratios)), max: rounded(Math.max(...ratios)) },
+    ratio: {
+      value: rounded(median(ratios)),
+      unit: '×',
+      goal: '>= 1.6',
+      met: median(ratios) >= 1.6,
+    },
+    cpuPerCore: cpu,
+    machine: `${(await import('node:os')).cpus().length} cores, shared with the restate-server and this load generator`,
+  };
+}
+
+/** The endpoint process's resident set, in MiB (Linux). */
+function residentMiB(pid: number): number {
+  const line = readFileSync(`/proc/${pid}/status`, 'utf8')
+    .split('\n')
+    .find((entry) => entry.startsWith('VmRSS:'));
+  return Number(line?.replace(/\D+/g, '')) / 1024;
+}
+
+async function measureP13() {
+  const setup = await setUp(1);
+  try {
+    const rb = createRestateRolebox({ ingressUrl: setup.ingressUrl });
+    // Each session served once: opened (a step that writes its first record).
+    const serve = async (from: number, to: number) =>
+      pooled(to - from, 64, (i) => rb.openSession({ id: `p13-${from + i}` }));
+    const pid = setup.endpoint.pid as number;
+    await serve(0, 1000);
+    const after1k = residentMiB(pid);
+    const heap1k = await setup.settledHeapMiB();
+    const marks: { sessions: number; residentMiB: number; settledHeapMiB: number }[] = [
+      { sessions: 1000, residentMiB: rounded(after1k, 1), settledHeapMiB: rounded(heap1k, 1) },
+    ];
+    const step = Math.max(1000, Math.floor(P13_SESSIONS / 10));
+    for (let done = 1000; done < P13_SESSIONS; ) {
+      const to = Math.min(P13_SESSIONS, done + step);
+      const seconds = await serve(done, to);
+      done = to;
+      marks.push({
+        sessions: done,
+        residentMiB: rounded(residentMiB(pid), 1),
+        settledHeapMiB: rounded(await setup.settledHeapMiB(), 1),
+      });
+      console.log(
+        `P13: ${done} sessions served (${rounded(step / seconds, 0)}/s), ${JSON.stringify(marks.at(-1))}`,
+      );
+    }
+    const last = marks.at(-1) ?? marks[0];
+    return {
+      marks,
+      ratio: atMost((last?.residentMiB ?? after1k) / after1k, 1.2, '×'),
+      heapRatio: rounded((last?.settledHeapMiB ?? heap1k) / heap1k),
+    };
+  } finally {
+    await setup.stop();
+  }
+}
+
+const p9 = await measureP9();
+console.log('P9', JSON.stringify(p9));
+if (process.env.ROLEBOX_BENCH_ONLY === 'P9') process.exit(0);
+const p12 = await measureP12();
+console.log('P12', JSON.stringify(p12));
+const p13 = await measureP13();
+console.log('P13', JSON.stringify(p13));
+await writeResult('restate', {
+  description:
+    'rolebox on Restate: P9 signal round trip vs a bare get+set handler (same server, same endpoint process); P12 signals/s over 1 000 sessions, 2 endpoint processes vs 1 (64 in flight); P13 endpoint RSS (and JS heap after gc) after N sessions served (each opened once) vs after 1 000',
+  restateServer: '1.7.x from npm',
+  restateSdk: '1.12.x',
+  P9: p9,
+  P12: p12,
+  P13: { sessions: P13_SESSIONS, ...p13 },
+});
