@@ -3,6 +3,7 @@
 // the same receipts, views and events. The server binary comes from npm
 // (@restatedev/restate-server); where it is not installed for the platform, these skip.
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { startInspectorServer } from '../inspector/server.js';
 import {
   createRolebox,
   defineFunction,
@@ -329,4 +330,58 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate', () => {
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+
+  it(
+    "streams each step to the inspector: the session's actors under its id, two sessions apart",
+    async () => {
+      const inspector = await startInspectorServer({ port: 0 });
+      const watched = await startRestateRig({
+        functions: FUNCTIONS,
+        inspect: { url: inspector.wsUrl },
+      });
+      try {
+        for (const id of ['seen-1', 'seen-2']) {
+          const session = await watched.client.openSession({ id });
+          await session.activate('approval');
+          await session.tool('|signal| type=need_approval, payload={"reason": "prod"}');
+        }
+        const sessionActor = (id: string) =>
+          inspector
+            .actors()
+            .find(
+              (actor) => actor.sessionId.startsWith(`${id}:`) && actor.name === `session:${id}`,
+            );
+        // Frames travel over a socket: wait for the inspector to have them.
+        await untilInspected(() => sessionActor('seen-1') && sessionActor('seen-2'));
+        const approval = inspector
+          .actors()
+          .find(
+            (actor) => actor.sessionId.startsWith('seen-1:') && actor.name === 'fn:seen-1:approval',
+          );
+        // The function's actor, gated by the pausing signal, as the last step left it.
+        await untilInspected(() =>
+          inspector
+            .actors()
+            .some(
+              (actor) =>
+                actor.name === 'fn:seen-1:approval' &&
+                (actor.snapshot as { value?: unknown }).value === 'gated',
+            ),
+        );
+        expect(approval).toBeDefined();
+        expect(sessionActor('seen-1')?.sessionId).not.toBe(sessionActor('seen-2')?.sessionId);
+      } finally {
+        await watched.stop();
+        await inspector.stop();
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
+
+/** Waits (on the inspector's socket, not a clock) until `check` holds. */
+async function untilInspected(check: () => unknown): Promise<void> {
+  for (let i = 0; i < 400 && !check(); i++) await new Promise((resolve) => setImmediate(resolve));
+  for (let i = 0; i < 200 && !check(); i++) await new Promise((resolve) => setTimeout(resolve, 25));
+  expect(check()).toBeTruthy();
+}

@@ -2,7 +2,8 @@ import { createServer, type Http2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as restate from '@restatedev/restate-sdk';
 import { describeValue, RoleboxError } from '../errors.js';
-import { roleboxSessionObject, type SessionObjectOptions } from './session-object.js';
+import { inspectionOf, type SessionObjectOptions, sessionObjectWith } from './session-object.js';
+import type { StepInspection } from './step-inspection.js';
 import { ERROR_CODE_METADATA } from './wire.js';
 
 /** A Restate service, virtual object or workflow definition (what an endpoint binds). */
@@ -52,11 +53,15 @@ export function serveRoleboxOnRestate(options: ServeRoleboxOptions = {}): Rolebo
       'invalid_argument',
       `services must be an array of Restate definitions, got ${describeValue(services)}`,
     );
-  const endpoint = restate.endpoint().bind(roleboxSessionObject(objectOptions)).setLogger(logger);
+  const inspection = inspectionOf(objectOptions.inspect);
+  const endpoint = restate
+    .endpoint()
+    .bind(sessionObjectWith(objectOptions, inspection))
+    .setLogger(logger);
   for (const service of services) endpoint.bind(service);
   return {
     endpoint,
-    listen: (port = 9080, host = '127.0.0.1') => listen(endpoint, port, host),
+    listen: (port = 9080, host = '127.0.0.1') => listen(endpoint, port, host, inspection),
   };
 }
 
@@ -81,6 +86,7 @@ export async function listen(
   endpoint: restate.RestateEndpoint,
   port: number,
   host: string,
+  inspection?: StepInspection,
 ): Promise<ListeningEndpoint> {
   const server: Http2Server = createServer(endpoint.http2Handler());
   const sessions = new Set<import('node:http2').ServerHttp2Session>();
@@ -101,6 +107,7 @@ export async function listen(
     url: `http://${host}:${bound}`,
     close: () =>
       new Promise<void>((resolve) => {
+        inspection?.stop();
         for (const session of sessions) session.destroy();
         server.close(() => resolve());
       }),

@@ -13,6 +13,7 @@ import {
   type StepOutcome,
 } from './session-step.js';
 import type { TaskEntry } from './step-dispatcher.js';
+import { StepInspection } from './step-inspection.js';
 import { ERROR_CODE_METADATA, type WireHostEvent } from './wire.js';
 import type { RoundRequest, WorkerReport } from './worker.js';
 
@@ -35,6 +36,8 @@ export interface SessionObjectOptions extends SessionStepOptions {
   readonly workers?: RestateTarget;
   /** A service that receives every step's host events (`{ sessionId, seq, events }`). */
   readonly eventSink?: RestateTarget;
+  /** Streams every step's actors to an inspector server (`rolebox inspect`) at this WebSocket URL. */
+  readonly inspect?: { readonly url: string };
 }
 
 /** What every session handler answers: the embedded method's result, and the step's host events. */
@@ -115,7 +118,32 @@ const STATE = {
  * Throws: what `createRolebox` throws for bad function definitions or limits.
  */
 export function roleboxSessionObject(options: SessionObjectOptions = {}) {
-  const { objectName = SESSION_OBJECT_NAME, workers, eventSink, ...stepOptions } = options;
+  return sessionObjectWith(options, inspectionOf(options.inspect));
+}
+
+/** The inspection of `inspect` (checked), or none. Throws: `invalid_argument`. */
+export function inspectionOf(inspect: SessionObjectOptions['inspect']): StepInspection | undefined {
+  if (inspect === undefined) return undefined;
+  if (typeof inspect?.url !== 'string' || !/^wss?:\/\//.test(inspect.url))
+    throw new RoleboxError(
+      'invalid_argument',
+      `inspect must be { url: 'ws://…' }, got ${describeValue(inspect)}`,
+    );
+  return new StepInspection(inspect.url);
+}
+
+/** {@link roleboxSessionObject} streaming to `inspection` (which the caller closes). */
+export function sessionObjectWith(
+  options: SessionObjectOptions,
+  inspection: StepInspection | undefined,
+) {
+  const {
+    objectName = SESSION_OBJECT_NAME,
+    workers,
+    eventSink,
+    inspect: _,
+    ...stepOptions
+  } = options;
   checkTarget('workers', workers);
   checkTarget('eventSink', eventSink);
   const engine = new SessionStepEngine(stepOptions, workers !== undefined);
@@ -134,6 +162,7 @@ export function roleboxSessionObject(options: SessionObjectOptions = {}) {
         state,
         now,
         ids: randomIdSource(() => ctx.rand.random()),
+        ...(inspection ? { inspect: inspection.observerFor(ctx.key) } : {}),
       }),
     );
     await commit(ctx, outcome, now);

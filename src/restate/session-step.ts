@@ -1,3 +1,4 @@
+import type { InspectionEvent } from 'xstate';
 import { MemorySnapshotStore } from '../adapters/memory-snapshot-store.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -54,6 +55,8 @@ export interface StepInput<T> {
   };
   /** The command, run on the live session; its return value is the step's result. */
   readonly command?: (session: SessionHandle) => T;
+  /** An XState inspection observer for the step's actor system. */
+  readonly inspect?: (event: InspectionEvent) => void;
 }
 
 /** What a step did: its result, the state to store and what to do once it is stored. */
@@ -137,6 +140,7 @@ export class SessionStepEngine {
         ...(this.#dispatches ? { dispatcher } : {}),
         shards: 1,
         saveDebounceMs: 0,
+        ...(input.inspect ? { inspect: input.inspect } : {}),
         idleMs: Number.POSITIVE_INFINITY,
       },
       this.#machines,

@@ -92,6 +92,8 @@ export async function startRestateRig(
     readonly limits?: Partial<RoleboxLimits>;
     /** False: this process serves only the worker and the sink; the sessions are served elsewhere. */
     readonly sessionsHere?: boolean;
+    /** Streams the steps to an inspector server. */
+    readonly inspect?: { readonly url: string };
   } = {},
 ): Promise<RestateRig> {
   // Retries come quickly: a test that stops its endpoint does not wait out a long backoff.
@@ -145,6 +147,7 @@ export async function startRestateRig(
       : serveRoleboxOnRestate({
           ...(options.functions ? { functions: options.functions } : {}),
           ...(options.limits ? { limits: options.limits } : {}),
+          ...(options.inspect ? { inspect: options.inspect } : {}),
           workers: { service: 'test-worker' },
           eventSink: { service: 'test-sink' },
           services: [sink, worker],

@@ -28,6 +28,7 @@ export interface RestateServeOptions {
   readonly roundTimeout?: number;
   readonly processes: number;
   readonly register?: string;
+  readonly inspect?: string;
 }
 
 /** Options of `rolebox restate dev`: serve's, plus the local server's. */
@@ -94,6 +95,7 @@ async function endpointOf(options: Omit<RestateServeOptions, 'port' | 'host' | '
     },
     ...(workers ? { workers } : {}),
     ...(options.eventSink ? { eventSink: { service: options.eventSink } } : {}),
+    ...(options.inspect ? { inspect: { url: options.inspect } } : {}),
     services: options.worker
       ? [shellCommandWorker({ command: options.worker, tasksDir: options.tasks })]
       : [],
