@@ -10,6 +10,7 @@ import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import { restateUnavailable, untilServer } from './support/restate.js';
 
 const unavailable = restateUnavailable();
+if (unavailable) console.log(`skipping the Restate command tests: ${unavailable}`);
 
 afterEach(killTracked);
 

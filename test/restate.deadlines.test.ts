@@ -12,6 +12,7 @@ import {
 } from './support/restate.js';
 
 const unavailable = restateUnavailable();
+if (unavailable) console.log(`skipping the Restate deadline tests: ${unavailable}`);
 const DELAY_MS = 600;
 const TIMEOUT_MS = 800;
 
@@ -63,11 +64,21 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: deadlines', () =
   );
 
   it(
-    'fires the round timeout through Restate and cancels the worker invocation',
+    'fires the round timeout through Restate after the endpoint was down, and cancels the worker invocation',
     async () => {
       rig.answerWith((round) => (round.round === 1 ? 'hang' : `round ${round.round} done`));
       const session = await rig.client.openSession({ id: 'timeout-1' });
       expect((await session.startLoop('|loop:2| count')).ok).toBe(true);
+      // The endpoint goes down while round 1 hangs; the timeout falls due meanwhile.
+      await rig.stopEndpoint();
+      await untilServer(async () => {
+        const rows = await queryServer(
+          rig.server,
+          "SELECT status FROM sys_invocation WHERE target_service_key = 'timeout-1' AND target_handler_name = 'deadline'",
+        );
+        return rows.some((row) => row.status === 'backing-off' || row.status === 'running');
+      }, 'a round-timeout call for timeout-1 that is being retried');
+      await rig.startEndpoint();
       await rig.waitForEvent('timeout-1', (event) => event.type === 'loop_finished');
       // As embedded: the timed-out round is cancelled and the loop ends with the reason.
       const { loop } = await session.view();

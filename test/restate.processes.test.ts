@@ -11,6 +11,7 @@ import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import { type RestateRig, restateUnavailable, startRestateRig } from './support/restate.js';
 
 const unavailable = restateUnavailable();
+if (unavailable) console.log(`skipping the Restate process tests: ${unavailable}`);
 const ROUNDS = 6;
 /** 20–80 s here alone; room for a loaded machine with another suite beside. */
 const KILL_TEST_TIMEOUT_MS = 5 * PROCESS_TEST_TIMEOUT_MS;
