@@ -33,22 +33,18 @@ if (processes > 1 && cluster.isPrimary) {
     },
   });
   // What a rolebox step asks of Restate, without rolebox: the same state reads, the step's
-  // journaled time (ctx.date.now, one round trip to the server) and the same writes.
+  // journaled time (ctx.date.now, one round trip to the server) and the same writes (the
+  // session's record and the step's time).
   const floor = restate.object({
     name: 'floor',
     handlers: {
       signal: async (ctx: restate.ObjectContext, body: unknown) => {
-        const records = (await ctx.get<Record<string, string>>('records')) ?? {
-          session: 'x'.repeat(1500),
-          $system: 'y'.repeat(300),
-        };
-        const tasks = (await ctx.get<Record<string, unknown>>('tasks')) ?? {};
+        await ctx.get('recordIds');
+        const record = (await ctx.get<string>('record:session')) ?? 'x'.repeat(1500);
+        await ctx.get('record:$system');
+        await ctx.get('tasks');
         const now = await ctx.date.now();
-        ctx.set('records', {
-          ...records,
-          session: `${records.session?.slice(0, 1499)}${now % 10}`,
-        });
-        ctx.set('tasks', tasks);
+        ctx.set('record:session', `${record.slice(0, 1499)}${now % 10}`);
         ctx.set('at', now);
         return { result: { body }, events: [] };
       },

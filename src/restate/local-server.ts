@@ -67,6 +67,21 @@ export function restateServerBinary(): string | undefined {
 export async function startLocalRestateServer(
   options: LocalRestateServerOptions = {},
 ): Promise<LocalRestateServer> {
+  // Free ports are only free when asked: another process may take one before the server
+  // binds it. Ports the caller chose are the caller's; ports chosen here are chosen again.
+  for (let attempt = 1; ; attempt++) {
+    try {
+      return await startOnce(options);
+    } catch (error) {
+      const portTaken =
+        error instanceof RoleboxError &&
+        /address (already )?in use|AddrInUse|EADDRINUSE/i.test(error.message);
+      if (options.ports !== undefined || !portTaken || attempt === 3) throw error;
+    }
+  }
+}
+
+async function startOnce(options: LocalRestateServerOptions): Promise<LocalRestateServer> {
   const binary = restateServerBinary();
   if (!binary)
     throw new RoleboxError(

@@ -96,7 +96,8 @@ export const SESSION_READS = Object.keys(READS) as SessionReadName[];
 
 /** The object's state keys. */
 const STATE = {
-  records: 'records',
+  /** The ids of the session's records (its own, the loop registry's `$system`). */
+  recordIds: 'recordIds',
   tasks: 'tasks',
   /** The time of the last stored step: reads restore the session as of then. */
   at: 'at',
@@ -105,6 +106,9 @@ const STATE = {
   /** The sequence number of the last event batch sent to the sink. */
   seq: 'seq',
 } as const;
+
+/** The key of one record: each is its own key, so a step writes only the records it changed. */
+const recordKey = (id: string) => `record:${id}`;
 
 /**
  * The session virtual object (DESIGN §8): one object per session id, each exclusive
@@ -165,13 +169,14 @@ export function sessionObjectWith(
         ...(inspection ? { inspect: inspection.observerFor(ctx.key) } : {}),
       }),
     );
-    await commit(ctx, outcome, now);
+    await commit(ctx, state, outcome, now);
     return { result: outcome.result ?? null, events: outcome.events };
   };
 
   /** Stores the step and performs its effects: rounds, cancels, the next deadline, events. */
   const commit = async (
     ctx: restate.ObjectContext,
+    before: SessionState,
     outcome: StepOutcome<unknown>,
     now: number,
   ): Promise<void> => {
@@ -199,8 +204,18 @@ export function sessionObjectWith(
     for (const task of outcome.cancelled)
       if (task.invocationId) ctx.cancel(task.invocationId as restate.InvocationId);
     if (outcome.changed || outcome.dispatched.length > 0) {
-      ctx.set(STATE.records, outcome.state.records);
-      ctx.set(STATE.tasks, tasks);
+      // Only what changed is written: a signal rewrites its session's record, not the rest.
+      const after = outcome.state.records;
+      for (const [id, data] of Object.entries(after))
+        if (before.records[id] !== data) ctx.set(recordKey(id), data);
+      for (const id of Object.keys(before.records))
+        if (!Object.hasOwn(after, id)) ctx.clear(recordKey(id));
+      const ids = Object.keys(after);
+      const beforeIds = Object.keys(before.records);
+      if (ids.length !== beforeIds.length || ids.some((id) => !Object.hasOwn(before.records, id)))
+        ctx.set(STATE.recordIds, ids);
+      if (outcome.dispatched.length > 0 || JSON.stringify(tasks) !== JSON.stringify(before.tasks))
+        ctx.set(STATE.tasks, tasks);
       ctx.set(STATE.at, now);
     }
     if (outcome.wakeAt !== undefined) {
@@ -263,7 +278,7 @@ export function sessionObjectWith(
       const armed = await ctx.get<number>(STATE.deadlineAt);
       if (typeof at !== 'number' || armed !== at) return { result: null, events: [] };
       ctx.clear(STATE.deadlineAt);
-      if ((await ctx.get(STATE.records)) === null) return { result: null, events: [] };
+      if ((await ctx.get(STATE.recordIds)) === null) return { result: null, events: [] };
       return step(ctx, {});
     },
   };
@@ -300,26 +315,26 @@ export function sessionObjectWith(
 
 /** The session's stored state; a value that is not what rolebox wrote is `invalid_snapshot`. */
 async function loadState(ctx: restate.ObjectSharedContext): Promise<SessionState> {
-  const records = await ctx.get<unknown>(STATE.records);
-  const tasks = await ctx.get<unknown>(STATE.tasks);
-  if (records === null) return EMPTY_SESSION_STATE;
-  const isStringMap =
-    typeof records === 'object' &&
-    !Array.isArray(records) &&
-    Object.values(records as object).every((value) => typeof value === 'string');
-  const isTaskMap = tasks === null || (typeof tasks === 'object' && !Array.isArray(tasks));
-  if (!isStringMap || !isTaskMap)
-    throw terminal(
+  const ids = await ctx.get<unknown>(STATE.recordIds);
+  if (ids === null) return EMPTY_SESSION_STATE;
+  const corrupt = () =>
+    terminal(
       new RoleboxError(
         'invalid_snapshot',
         `the state of session ${describeValue(ctx.key)} is not what rolebox stores`,
         { id: ctx.key },
       ),
     );
-  return {
-    records: records as Record<string, string>,
-    tasks: (tasks ?? {}) as Record<string, TaskEntry>,
-  };
+  if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw corrupt();
+  const records: Record<string, string> = {};
+  for (const id of ids) {
+    const data = await ctx.get<unknown>(recordKey(id));
+    if (typeof data !== 'string') throw corrupt();
+    records[id] = data;
+  }
+  const tasks = await ctx.get<unknown>(STATE.tasks);
+  if (tasks !== null && (typeof tasks !== 'object' || Array.isArray(tasks))) throw corrupt();
+  return { records, tasks: (tasks ?? {}) as Record<string, TaskEntry> };
 }
 
 /** A handler's body: the method's arguments as a JSON array (or nothing, for none). */

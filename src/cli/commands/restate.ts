@@ -6,6 +6,8 @@ import type { FunctionDefinition } from '../../function/definition.js';
 import { loadFunctions } from '../../function/load.js';
 import {
   freePort,
+  type ListeningEndpoint,
+  type LocalRestateServer,
   type RestateTarget,
   registerDeployment,
   SHELL_WORKER_NAME,
@@ -49,10 +51,10 @@ interface DevPorts {
 }
 
 /** The ports the dev setup under `baseDir` used before, or new ones (options win); written back. */
-async function devPorts(options: RestateDevOptions): Promise<DevPorts> {
+async function devPorts(options: RestateDevOptions, fresh = false): Promise<DevPorts> {
   const file = join(options.baseDir, 'rolebox-dev-ports.json');
   let kept: Partial<DevPorts> = {};
-  if (existsSync(file)) {
+  if (existsSync(file) && !fresh) {
     try {
       kept = JSON.parse(readFileSync(file, 'utf8')) as Partial<DevPorts>;
     } catch {
@@ -181,21 +183,44 @@ export async function runRestateDevCommand(
 ): Promise<number> {
   const endpoint = await endpointOf(options);
   // The same ports every time: the server's registered deployment (the endpoint's URL) and
-  // the host's ingress URL stay right when the setup is started again.
-  const ports = await devPorts(options);
-  const listening = await endpoint.listen(ports.endpoint, options.host);
-  let server: Awaited<ReturnType<typeof startLocalRestateServer>>;
-  try {
-    output.out('rolebox: starting restate-server…');
-    server = await startLocalRestateServer({
-      baseDir: options.baseDir,
-      ports: { ingress: ports.ingress, admin: ports.admin, node: ports.node },
-    });
-    await server.register(listening.url);
-  } catch (error) {
-    await listening.close();
-    throw error;
+  // the host's ingress URL stay right when the setup is started again. Ports chosen anew
+  // may be taken before they are bound: those are chosen again.
+  const firstStart = !existsSync(join(options.baseDir, 'rolebox-dev-ports.json'));
+  const chosen =
+    options.port === undefined &&
+    options.ingressPort === undefined &&
+    options.adminPort === undefined;
+  output.out('rolebox: starting restate-server…');
+  for (let attempt = 1; ; attempt++) {
+    const ports = await devPorts(options, attempt > 1);
+    let listening: ListeningEndpoint | undefined;
+    try {
+      listening = await endpoint.listen(ports.endpoint, options.host);
+      const server = await startLocalRestateServer({
+        baseDir: options.baseDir,
+        ports: { ingress: ports.ingress, admin: ports.admin, node: ports.node },
+      });
+      try {
+        await server.register(listening.url);
+      } catch (error) {
+        await server.stop();
+        throw error;
+      }
+      return await serveDev(listening, server, options, output);
+    } catch (error) {
+      await listening?.close();
+      const taken = /address (already )?in use|EADDRINUSE/i.test((error as Error).message);
+      if (!(taken && firstStart && chosen && attempt < 3)) throw error;
+    }
   }
+}
+
+async function serveDev(
+  listening: ListeningEndpoint,
+  server: LocalRestateServer,
+  options: RestateDevOptions,
+  output: Output,
+): Promise<number> {
   output.out(`rolebox: endpoint ${listening.url}, registered with ${server.adminUrl}`);
   output.out(`ingress: ${server.ingressUrl}`);
   output.out(
