@@ -33,6 +33,7 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
       ];
       const first = startCli(args, { cwd: dir });
       const ingressUrl = (await first.line(/^ingress: /)).replace(/^ingress: /, '').trim();
+      const endpointLine = await first.line(/^rolebox: endpoint /);
       expect(first.stdout()).toMatch(
         /createRestateRolebox\(\{ ingressUrl: 'http:\/\/127\.0\.0\.1:\d+' \}\)/,
       );
@@ -53,7 +54,9 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
       ).rejects.toThrow();
 
       const second = startCli(args, { cwd: dir });
+      // The same ports: the deployment the server knows is the endpoint that serves it.
       expect((await second.line(/^ingress: /)).trim()).toBe(`ingress: ${ingressUrl}`);
+      expect(await second.line(/^rolebox: endpoint /)).toBe(endpointLine);
       expect((await rb.session('cli-1').view()).loop?.rounds).toHaveLength(2);
       second.process.kill('SIGTERM');
       expect(await second.exited).toBe(0);

@@ -29,6 +29,16 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: deadlines', () =
     await rig?.stop();
   }, PROCESS_TEST_TIMEOUT_MS);
 
+  /** Until the server holds a `deadline` call for the session that came due and is being retried. */
+  const untilDeadlineRetried = (sessionId: string) =>
+    untilServer(async () => {
+      const rows = await queryServer(
+        rig.server,
+        `SELECT status FROM sys_invocation WHERE target_service_key = '${sessionId}' AND target_handler_name = 'deadline'`,
+      );
+      return rows.some((row) => row.status === 'backing-off' || row.status === 'running');
+    }, `a deadline call for ${sessionId} that is being retried`);
+
   it(
     'fires the inter-round delay through Restate, also when it fell due while the endpoint was down',
     async () => {
@@ -43,13 +53,7 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: deadlines', () =
       expect(rig.rounds.filter((round) => round.originSessionId === 'delay-1')).toHaveLength(1);
       await rig.stopEndpoint();
       // The delay's call came due and could not be delivered: Restate keeps retrying it.
-      await untilServer(async () => {
-        const rows = await queryServer(
-          rig.server,
-          "SELECT status FROM sys_invocation WHERE target_service_key = 'delay-1' AND target_handler_name = 'deadline'",
-        );
-        return rows.some((row) => row.status === 'backing-off' || row.status === 'running');
-      }, 'a deadline call for delay-1 that is being retried');
+      await untilDeadlineRetried('delay-1');
       await rig.startEndpoint();
       await rig.waitForEvent('delay-1', (event) => event.type === 'loop_finished');
       const rounds = rig.rounds.filter((round) => round.originSessionId === 'delay-1');
@@ -71,13 +75,7 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: deadlines', () =
       expect((await session.startLoop('|loop:2| count')).ok).toBe(true);
       // The endpoint goes down while round 1 hangs; the timeout falls due meanwhile.
       await rig.stopEndpoint();
-      await untilServer(async () => {
-        const rows = await queryServer(
-          rig.server,
-          "SELECT status FROM sys_invocation WHERE target_service_key = 'timeout-1' AND target_handler_name = 'deadline'",
-        );
-        return rows.some((row) => row.status === 'backing-off' || row.status === 'running');
-      }, 'a round-timeout call for timeout-1 that is being retried');
+      await untilDeadlineRetried('timeout-1');
       await rig.startEndpoint();
       await rig.waitForEvent('timeout-1', (event) => event.type === 'loop_finished');
       // As embedded: the timed-out round is cancelled and the loop ends with the reason.

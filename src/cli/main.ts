@@ -206,14 +206,18 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       .description(
         'Start a local restate-server from node_modules, serve and register the endpoint, print the ingress URL.',
       )
-      .option('--port <port>', 'port of the endpoint (0 for any free one)', wholeNumber(0), 0)
-      .option('--base-dir <dir>', 'where the server keeps its state', '.rolebox/restate')
       .option(
-        '--ingress-port <port>',
-        'ingress port (with --admin-port; default: free ones)',
+        '--port <port>',
+        'port of the endpoint (default: the one used last time, else a free one)',
         wholeNumber(1),
       )
-      .option('--admin-port <port>', 'admin port (the node uses the next one)', wholeNumber(1)),
+      .option(
+        '--base-dir <dir>',
+        'where the server keeps its state (and the ports it used)',
+        '.rolebox/restate',
+      )
+      .option('--ingress-port <port>', 'ingress port (default: as --port)', wholeNumber(1))
+      .option('--admin-port <port>', 'admin port (default: as --port)', wholeNumber(1)),
   ).action(async (options) => {
     exit.code = await runRestateDevCommand(options, output);
   });
