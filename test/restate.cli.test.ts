@@ -1,6 +1,6 @@
 // `rolebox restate dev` and `serve` as a user runs them: a real restate-server from
 // node_modules, the built-in shell worker, SIGTERM, and a second start on the same state.
-import { mkdtempSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -12,13 +12,37 @@ import { restateUnavailable, untilServer } from './support/restate.js';
 const unavailable = restateUnavailable();
 if (unavailable) console.log(`skipping the Restate command tests: ${unavailable}`);
 
-afterEach(killTracked);
+/** True while `pid` runs (a killed process nobody reaped yet is a zombie: not running). */
+function running(pid: number): boolean {
+  try {
+    return !/^\d+ \(.*\) Z/.test(readFileSync(`/proc/${pid}/stat`, 'utf8'));
+  } catch {
+    return false;
+  }
+}
+
+/** The base dirs of the dev runs: a dev killed by a failed test leaves its server, stopped here. */
+const devDirs: string[] = [];
+
+afterEach(async () => {
+  await killTracked();
+  for (const dir of devDirs.splice(0)) {
+    const file = join(dir, 'restate', 'restate-server.pid');
+    if (!existsSync(file)) continue;
+    try {
+      process.kill(Number(readFileSync(file, 'utf8').trim()), 'SIGKILL');
+    } catch {
+      // Stopped with its dev, as it should be.
+    }
+  }
+});
 
 describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () => {
   it(
-    'dev starts a server, serves a shell worker, stops on SIGTERM, and starts again where it was',
+    'dev starts a server, serves a shell worker, stops on SIGTERM, starts again where it was, and stops a server a killed dev left',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'rolebox-restate-dev-'));
+      devDirs.push(dir);
       const args = [
         'restate',
         'dev',
@@ -34,7 +58,8 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
       const first = startCli(args, { cwd: dir });
       const ingressUrl = (await first.line(/^ingress: /)).replace(/^ingress: /, '').trim();
       const endpointLine = await first.line(/^rolebox: endpoint /);
-      expect(first.stdout()).toMatch(
+      // The host line comes after the ingress line: wait for it, do not read stdout so far.
+      expect(await first.line(/^host: /)).toMatch(
         /createRestateRolebox\(\{ ingressUrl: 'http:\/\/127\.0\.0\.1:\d+' \}\)/,
       );
       const rb = createRestateRolebox({ ingressUrl });
@@ -58,8 +83,18 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
       expect((await second.line(/^ingress: /)).trim()).toBe(`ingress: ${ingressUrl}`);
       expect(await second.line(/^rolebox: endpoint /)).toBe(endpointLine);
       expect((await rb.session('cli-1').view()).loop?.rounds).toHaveLength(2);
-      second.process.kill('SIGTERM');
-      expect(await second.exited).toBe(0);
+      // Killed outright, dev cannot stop its server: the next dev on the base dir does.
+      const left = Number(readFileSync(join(dir, 'restate', 'restate-server.pid'), 'utf8'));
+      second.process.kill('SIGKILL');
+      await second.exited;
+      expect(running(left)).toBe(true);
+      const third = startCli(args, { cwd: dir });
+      expect(await third.line(/an earlier dev left running/)).toContain(`pid ${left}`);
+      expect((await third.line(/^ingress: /)).trim()).toBe(`ingress: ${ingressUrl}`);
+      expect((await rb.session('cli-1').view()).loop?.phase).toBe('complete');
+      expect(running(left)).toBe(false);
+      third.process.kill('SIGTERM');
+      expect(await third.exited).toBe(0);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -196,10 +196,12 @@ export async function runRestateDevCommand(
     let listening: ListeningEndpoint | undefined;
     try {
       listening = await endpoint.listen(ports.endpoint, options.host);
+      await stopLeftoverServer(options.baseDir, output);
       const server = await startLocalRestateServer({
         baseDir: options.baseDir,
         ports: { ingress: ports.ingress, admin: ports.admin, node: ports.node },
       });
+      writeFileSync(serverPidFile(options.baseDir), `${server.pid}\n`);
       try {
         await server.register(listening.url);
       } catch (error) {
@@ -212,6 +214,45 @@ export async function runRestateDevCommand(
       const taken = /address (already )?in use|EADDRINUSE/i.test((error as Error).message);
       if (!(taken && firstStart && chosen && attempt < 3)) throw error;
     }
+  }
+}
+
+/** Where `dev` notes the pid of the server it started, to find it if `dev` itself is killed. */
+const serverPidFile = (baseDir: string) => join(baseDir, 'restate-server.pid');
+
+/**
+ * Stops a restate-server an earlier `dev` on this base dir left running (that `dev` was
+ * killed before it could stop it): it holds the base dir and the ports.
+ */
+async function stopLeftoverServer(baseDir: string, output: Output): Promise<void> {
+  const file = serverPidFile(baseDir);
+  if (!existsSync(file)) return;
+  const pid = Number(readFileSync(file, 'utf8').trim());
+  const stat = () => {
+    try {
+      return readFileSync(`/proc/${pid}/stat`, 'utf8');
+    } catch {
+      return undefined;
+    }
+  };
+  let command = '';
+  try {
+    command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
+  } catch {
+    return;
+  }
+  if (!command.includes('restate-server') || !command.includes(baseDir)) return;
+  try {
+    process.kill(pid, 'SIGKILL');
+  } catch {
+    return;
+  }
+  output.err(`rolebox: stopped the restate-server (pid ${pid}) an earlier dev left running`);
+  // Until it has exited (a zombie nobody reaps holds neither the ports nor the base dir).
+  for (let i = 0; i < 100; i++) {
+    const now = stat();
+    if (now === undefined || /^\d+ \(.*\) Z/.test(now)) return;
+    await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
 
