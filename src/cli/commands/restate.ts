@@ -1,5 +1,6 @@
 import cluster from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
+import { createServer } from 'node:net';
 import { join } from 'node:path';
 import { RoleboxError } from '../../errors.js';
 import type { FunctionDefinition } from '../../function/definition.js';
@@ -196,7 +197,9 @@ export async function runRestateDevCommand(
     let listening: ListeningEndpoint | undefined;
     try {
       listening = await endpoint.listen(ports.endpoint, options.host);
-      await stopLeftoverServer(options.baseDir, output);
+      // A server killed just now lets go of its ports only once all its threads are gone.
+      if (await stopLeftoverServer(options.baseDir, output))
+        await untilPortsFree([ports.ingress, ports.admin, ports.node]);
       const server = await startLocalRestateServer({
         baseDir: options.baseDir,
         ports: { ingress: ports.ingress, admin: ports.admin, node: ports.node },
@@ -224,34 +227,36 @@ const serverPidFile = (baseDir: string) => join(baseDir, 'restate-server.pid');
  * Stops a restate-server an earlier `dev` on this base dir left running (that `dev` was
  * killed before it could stop it): it holds the base dir and the ports.
  */
-async function stopLeftoverServer(baseDir: string, output: Output): Promise<void> {
+async function stopLeftoverServer(baseDir: string, output: Output): Promise<boolean> {
   const file = serverPidFile(baseDir);
-  if (!existsSync(file)) return;
+  if (!existsSync(file)) return false;
   const pid = Number(readFileSync(file, 'utf8').trim());
-  const stat = () => {
-    try {
-      return readFileSync(`/proc/${pid}/stat`, 'utf8');
-    } catch {
-      return undefined;
-    }
-  };
   let command = '';
   try {
     command = readFileSync(`/proc/${pid}/cmdline`, 'utf8').replaceAll('\0', ' ');
   } catch {
-    return;
+    return false;
   }
-  if (!command.includes('restate-server') || !command.includes(baseDir)) return;
+  if (!command.includes('restate-server') || !command.includes(baseDir)) return false;
   try {
     process.kill(pid, 'SIGKILL');
   } catch {
-    return;
+    return false;
   }
   output.err(`rolebox: stopped the restate-server (pid ${pid}) an earlier dev left running`);
-  // Until it has exited (a zombie nobody reaps holds neither the ports nor the base dir).
-  for (let i = 0; i < 100; i++) {
-    const now = stat();
-    if (now === undefined || /^\d+ \(.*\) Z/.test(now)) return;
+  return true;
+}
+
+/** Waits (up to 10 s) until nothing listens on these ports of 127.0.0.1. */
+async function untilPortsFree(ports: readonly number[]): Promise<void> {
+  const free = (port: number) =>
+    new Promise<boolean>((resolve) => {
+      const probe = createServer();
+      probe.once('error', () => resolve(false));
+      probe.listen(port, '127.0.0.1', () => probe.close(() => resolve(true)));
+    });
+  for (let i = 0; i < 200; i++) {
+    if ((await Promise.all(ports.map(free))).every(Boolean)) return;
     await new Promise((resolve) => setTimeout(resolve, 50));
   }
 }
