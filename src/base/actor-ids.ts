@@ -1,3 +1,5 @@
+import { describeValue, RoleboxError } from '../errors.js';
+
 /** The systemId (and child id) of the root system actor. */
 export const SYSTEM_ACTOR_ID = 'rolebox';
 
@@ -56,4 +58,16 @@ export function parseActorId(systemId: string): ParsedActorId | undefined {
     default:
       return undefined;
   }
+}
+
+const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** Checks a session id: 1-128 characters of A-Z a-z 0-9 _ . -. Throws: `invalid_argument` naming it. */
+export function checkSessionId(id: unknown): asserts id is string {
+  if (typeof id !== 'string' || !SESSION_ID.test(id))
+    throw new RoleboxError(
+      'invalid_argument',
+      `session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got ${describeValue(id)}`,
+      { id },
+    );
 }

@@ -1,4 +1,5 @@
 import { randomUUID } from 'node:crypto';
+import { checkSessionId } from '../base/actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { ArtifactsHandle } from '../rolebox/artifacts-handle.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
@@ -63,8 +64,6 @@ export type RestateSessionHandle = {
 /** A handler of the host events that this client's calls brought back. */
 export type RestateEventHandler = (event: WireHostEvent) => void;
 
-const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
-
 /**
  * Host code's side of rolebox on Restate: the embedded API over the ingress. Moving from
  * embedded to Restate is one line: `createRolebox(...)` becomes
@@ -124,12 +123,7 @@ export class RestateRolebox {
 
   /** The handle of session `id` (no call is made until a method is). Throws: `invalid_argument` for a bad id. */
   session(id: string): RestateSessionHandle {
-    if (typeof id !== 'string' || !SESSION_ID.test(id))
-      throw new RoleboxError(
-        'invalid_argument',
-        `session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got ${describeValue(id)}`,
-        { id },
-      );
+    checkSessionId(id);
     const call =
       (handler: SessionCommandName | SessionReadName) =>
       (...args: unknown[]) =>

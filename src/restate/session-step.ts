@@ -1,12 +1,12 @@
 import type { InspectionEvent } from 'xstate';
 import { MemorySnapshotStore } from '../adapters/memory-snapshot-store.js';
-import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
+import type { ConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
 import type { MigrationRegistry } from '../persistence/migrations.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
 import type { IdSource } from '../ports/ids.js';
-import { buildMachines, type RoleboxMachines } from '../rolebox/build-machines.js';
+import { machinesFor, type RoleboxMachines } from '../rolebox/build-machines.js';
 import type { HostEvent } from '../rolebox/host-events.js';
 import { resolveRoleboxOptions } from '../rolebox/options.js';
 import { Rolebox } from '../rolebox/rolebox.js';
@@ -105,14 +105,7 @@ export class SessionStepEngine {
   constructor(options: SessionStepOptions = {}, dispatches = false) {
     this.#options = options;
     this.#dispatches = dispatches;
-    const resolved = resolveRoleboxOptions({ ...options, shards: 1 });
-    this.#machines = buildMachines({
-      catalog: resolved.catalog,
-      conditions: resolved.conditions ?? defaultConditionRegistry,
-      limits: resolved.limits,
-      clock: resolved.clock,
-      shards: 1,
-    });
+    this.#machines = machinesFor(resolveRoleboxOptions({ ...options, shards: 1 }));
   }
 
   /**

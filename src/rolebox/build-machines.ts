@@ -7,6 +7,7 @@ import {
   type SystemMachine,
 } from '../../machines/system.machine.js';
 import type { MachineEnv } from '../system/machine-env.js';
+import type { ResolvedOptions } from './options.js';
 
 /** The machines of one rolebox, each built once: the root, and the ones stored records are checked against. */
 export interface RoleboxMachines {
@@ -33,4 +34,16 @@ export function buildMachines(
   });
   const system = createSystemMachine({ ...env, factories: { session: () => session } });
   return { system, session, function: fn, loop };
+}
+
+/** The machines of a rolebox with these (resolved) options. */
+export function machinesFor(resolved: ResolvedOptions): RoleboxMachines {
+  return buildMachines({
+    catalog: resolved.catalog,
+    conditions: resolved.conditions,
+    limits: resolved.limits,
+    clock: resolved.clock,
+    shards: resolved.shards,
+    ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
+  });
 }

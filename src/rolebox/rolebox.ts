@@ -2,7 +2,7 @@ import { randomUUID } from 'node:crypto';
 import { hostname } from 'node:os';
 import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
-import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { checkSessionId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { markOwnerStopped } from '../base/local-owners.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
@@ -25,7 +25,7 @@ import { SessionRuntime } from '../runtime/session-runtime.js';
 import { SystemAccess } from '../runtime/system-access.js';
 import type { LoopCascadeRequest } from '../session/emitted.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
-import { buildMachines, type RoleboxMachines } from './build-machines.js';
+import { machinesFor, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
 import type { HostEvent, HostEventType } from './host-events.js';
 import { type Inspection, sessionOfInspectedActor, startInspection } from './inspection.js';
@@ -36,8 +36,6 @@ import { SessionHandle, type SessionHost } from './session-handle.js';
 
 export type { HostEventHandler } from './host-event-hub.js';
 export type { InspectOption, RoleboxOptions } from './options.js';
-
-const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
 
 /** Options of {@link Rolebox.openSession}. */
 export interface OpenSessionOptions {
@@ -83,22 +81,13 @@ export class Rolebox {
 
   /**
    * Internal: use {@link createRolebox}. `machines`: machines built before by
-   * {@link buildMachines} from the same functions, conditions, limits and shards (a host that
+   * {@link machinesFor} from the same functions, conditions, limits and shards (a host that
    * creates a short-lived rolebox per step, as the Restate endpoint does, builds them once).
    */
   constructor(options: RoleboxOptions = {}, machines?: RoleboxMachines) {
     const resolved = resolveRoleboxOptions(options);
     this.#options = resolved;
-    this.#machines =
-      machines ??
-      buildMachines({
-        catalog: resolved.catalog,
-        conditions: resolved.conditions,
-        limits: resolved.limits,
-        clock: resolved.clock,
-        shards: resolved.shards,
-        ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
-      });
+    this.#machines = machines ?? machinesFor(resolved);
     // Unique per rolebox, whatever the id source (a seeded one repeats across instances):
     // claims and the stopped-owner list of this process tell roleboxes apart by it.
     this.#owner = { ownerId: `owner_${randomUUID()}`, pid: process.pid, host: hostname() };
@@ -368,13 +357,7 @@ export class Rolebox {
       );
     }
     const id = options.id ?? this.#options.ids.next('s_');
-    if (typeof id !== 'string' || !SESSION_ID.test(id)) {
-      throw new RoleboxError(
-        'invalid_argument',
-        `session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got ${describeValue(id)}`,
-        { id },
-      );
-    }
+    checkSessionId(id);
     const { acceptanceMode, ifOpen = 'refuse', wait = false } = options;
     if (acceptanceMode !== undefined && !ACCEPTANCE_MODES.includes(acceptanceMode)) {
       throw new RoleboxError(
