@@ -45,6 +45,7 @@ export const ERROR_CODES = {
   session_owned_elsewhere: 'a session another live process owns',
   session_passivated: 'a passivated session the store cannot load at once (open it first)',
   restate_failed: 'a call through a Restate server that could not be made or did not succeed',
+  missing_dependency: 'an optional package a feature needs is not installed',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */
