@@ -37,8 +37,8 @@ import {
   MemorySnapshotStore,
   type Rolebox,
   type SnapshotStore,
-  SqliteSnapshotStore,
 } from '../src/index.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { median, timeNs, writeResult } from './measure.js';
 
@@ -429,7 +429,7 @@ function child<T>(scenario: Scenario, system: System): T {
       '--expose-gc',
       '--import',
       'tsx',
-      '--conditions=source',
+      '--conditions=rolebox-source',
       import.meta.filename,
       '--one',
       scenario,

@@ -59,7 +59,7 @@ export async function settledHeap(): Promise<number> {
 export function runPart<T>(file: string, args: readonly string[]): T {
   const output = execFileSync(
     process.execPath,
-    ['--expose-gc', '--import', 'tsx', '--conditions=source', file, ...args],
+    ['--expose-gc', '--import', 'tsx', '--conditions=rolebox-source', file, ...args],
     { encoding: 'utf8', maxBuffer: 16 << 20, stdio: ['ignore', 'pipe', 'inherit'] },
   );
   return JSON.parse(output) as T;

@@ -13,8 +13,8 @@ import {
   defineFunction,
   MemorySnapshotStore,
   type SnapshotStore,
-  SqliteSnapshotStore,
 } from '../src/index.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { median, timeNs, writeResult } from './measure.js';
 
 const SIZES = [100, 1_000, 10_000];
@@ -114,7 +114,7 @@ if (mode === '--one') {
           [
             '--import',
             'tsx',
-            '--conditions=source',
+            '--conditions=rolebox-source',
             import.meta.filename,
             '--one',
             String(size),

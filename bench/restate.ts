@@ -44,7 +44,7 @@ async function setUp(processes: number): Promise<Setup> {
       '--expose-gc',
       '--import',
       'tsx',
-      '--conditions=source',
+      '--conditions=rolebox-source',
       ENDPOINT,
       String(port),
       String(processes),

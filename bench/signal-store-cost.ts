@@ -10,13 +10,8 @@
 import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import {
-  createRolebox,
-  defineFunction,
-  type Rolebox,
-  type SessionHandle,
-  SqliteSnapshotStore,
-} from '../src/index.js';
+import { createRolebox, defineFunction, type Rolebox, type SessionHandle } from '../src/index.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock } from '../src/testing/index.js';
 import { atMost, median, rounded, timeNs, writeResult } from './measure.js';
 

@@ -29,8 +29,8 @@ import {
   MemorySnapshotStore,
   type Rolebox,
   type SessionHandle,
-  SqliteSnapshotStore,
 } from '../src/index.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock } from '../src/testing/index.js';
 import { atMost, median, rounded, runPart, settledHeap, timeNs, writeResult } from './measure.js';
 

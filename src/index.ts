@@ -3,13 +3,7 @@
 // `rolebox/machines`, the pipeline `rolebox/pipeline` (the names a host wires it with are here
 // too), test helpers `rolebox/testing`, the inspector `rolebox/inspector`.
 
-export {
-  CommandDispatcher,
-  type CommandDispatcherOptions,
-  DEFAULT_MAX_OUTPUT_BYTES,
-} from './adapters/command-dispatcher.js';
 export { MemorySnapshotStore } from './adapters/memory-snapshot-store.js';
-export { DEFAULT_SQLITE_PATH, SqliteSnapshotStore } from './adapters/sqlite-snapshot-store.js';
 export {
   ARTIFACT_NAME_PATTERN,
   MAX_ARTIFACT_NAME_LENGTH,
@@ -40,13 +34,8 @@ export {
   type FunctionDefinition,
   type FunctionSpec,
 } from './function/definition.js';
-export {
-  type FunctionMarkdownOptions,
-  type LoadFunctionsOptions,
-  loadFunctions,
-  parseFunctionMarkdown,
-} from './function/load.js';
 export type { FunctionPhase } from './function/machine-types.js';
+export { type FunctionMarkdownOptions, parseFunctionMarkdown } from './function/markdown.js';
 export { STOP_LOOP_SIGNAL } from './loop/constants.js';
 export {
   LOOP_PHASES,
@@ -80,6 +69,7 @@ export {
   type InspectOption,
   Rolebox,
   type RoleboxOptions,
+  type StatelyInspectOptions,
 } from './rolebox/rolebox.js';
 export {
   type MessageReceipt,

@@ -32,7 +32,10 @@ const ROOMS = [
   'inspector',
 ] as const;
 
-/** A room of DESIGN §1: a folder with one job (src/errors.ts and src/index.ts are rooms of one file). */
+/**
+ * A room of DESIGN §1: a folder with one job (src/errors.ts is a room of one file, `index` the
+ * entry files src/index.ts, src/node.ts and src/sqlite.ts).
+ */
 type Room = (typeof ROOMS)[number];
 
 /** One row of the layering table: the rooms a room may import besides itself, and why. */
@@ -132,7 +135,8 @@ function roomOf(file: string): { room: Room } | { misplaced: string } {
   if (parts[0] === 'inspector') return { room: 'inspector' };
   if (parts[0] !== 'src') return { misplaced: `${file} is outside src/, machines/ and inspector/` };
   if (parts.length === 2) {
-    if (file === 'src/index.ts') return { room: 'index' };
+    // The package's entry points: the root, and the Node-only subpaths beside it.
+    if (['src/index.ts', 'src/node.ts', 'src/sqlite.ts'].includes(file)) return { room: 'index' };
     if (file === 'src/errors.ts') return { room: 'errors' };
     return { misplaced: `${file} is a loose file at the root of src/: put it in a room` };
   }

@@ -4,7 +4,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SqliteSnapshotStore } from '../src/index.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { runCli, startCli } from './support/cli.js';
 import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 

@@ -11,13 +11,8 @@ import {
   taskProcesses,
 } from '../src/adapters/command-dispatcher.js';
 import { describeValue } from '../src/errors.js';
-import {
-  CommandDispatcher,
-  type CommandDispatcherOptions,
-  createRolebox,
-  type RoundInput,
-  type TaskStatus,
-} from '../src/index.js';
+import { createRolebox, type RoundInput, type TaskStatus } from '../src/index.js';
+import { CommandDispatcher, type CommandDispatcherOptions } from '../src/node.js';
 import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import {
@@ -298,7 +293,15 @@ describe('CommandDispatcher', () => {
         const child = track(
           spawn(
             process.execPath,
-            ['--import', 'tsx', '--conditions=source', dispatchChild, stateDir, dir, worker],
+            [
+              '--import',
+              'tsx',
+              '--conditions=rolebox-source',
+              dispatchChild,
+              stateDir,
+              dir,
+              worker,
+            ],
             {
               cwd: root,
               env: { ...process.env, DIE_AT: point },

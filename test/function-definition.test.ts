@@ -2,15 +2,15 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import { splitFrontmatter } from '../src/function/load.js';
+import { splitFrontmatter } from '../src/function/markdown.js';
 import {
   ConditionRegistry,
   createRolebox,
   type DefinitionIssue,
   defineFunction,
-  loadFunctions,
   parseFunctionMarkdown,
 } from '../src/index.js';
+import { loadFunctions } from '../src/node.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 
 const quiet = { onWarning: () => {} };

@@ -6,7 +6,7 @@ import { join } from 'node:path';
 import { createInterface } from 'node:readline';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { SqliteSnapshotStore } from '../src/index.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { startCli } from './support/cli.js';
 import {
   killTaskGroups,
@@ -88,7 +88,7 @@ async function rolebox(options: ChildOptions = {}) {
   const child = track(
     spawn(
       process.execPath,
-      ['--import', 'tsx', '--conditions=source', CHILD, JSON.stringify(config)],
+      ['--import', 'tsx', '--conditions=rolebox-source', CHILD, JSON.stringify(config)],
       { cwd: root, env: { ...process.env, GATES: gates }, stdio: ['pipe', 'pipe', 'pipe'] },
     ),
   );

@@ -24,7 +24,7 @@ function run(args: string[], env: Record<string, string>) {
   // Node itself, with tsx as a loader: one process, so SIGKILL kills rolebox (the tsx
   // command would run Node as a child and survive its own death).
   const process_ = track(
-    spawn(process.execPath, ['--import', 'tsx', '--conditions=source', child, ...args], {
+    spawn(process.execPath, ['--import', 'tsx', '--conditions=rolebox-source', child, ...args], {
       cwd: root,
       env: { ...process.env, ...env },
       stdio: ['ignore', 'pipe', 'pipe'],

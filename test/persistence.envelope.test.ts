@@ -3,18 +3,14 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import {
-  MemorySnapshotStore,
-  MigrationRegistry,
-  type SnapshotStore,
-  SqliteSnapshotStore,
-} from '../src/index.js';
+import { MemorySnapshotStore, MigrationRegistry, type SnapshotStore } from '../src/index.js';
 import {
   CURRENT_MACHINE_VERSIONS,
   decodeEnvelope,
   makeEnvelope,
   SNAPSHOT_SCHEMA_VERSION,
 } from '../src/persistence/envelope.js';
+import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { errorOf } from './support/errors.js';
 
 const snapshot = { status: 'active', value: 'idle', context: { sessionId: 'S' }, children: {} };

@@ -9,10 +9,19 @@ import { describe, expect, it } from 'vitest';
 const REPO = resolve(import.meta.dirname, '..');
 const ROOT_NAME_LIMIT = 120;
 
+interface ExportTarget {
+  readonly 'rolebox-source': string;
+  readonly types: string;
+  readonly import: string;
+}
 interface PackageJson {
-  readonly exports: Record<string, { source: string; types: string; default: string }>;
+  readonly exports: Record<string, ExportTarget | string>;
 }
 const pkg = JSON.parse(readFileSync(join(REPO, 'package.json'), 'utf8')) as PackageJson;
+/** The code entry points (`./package.json` is exported as itself, for tools that read it). */
+const codeExports = Object.entries(pkg.exports).filter(
+  (entry): entry is [string, ExportTarget] => typeof entry[1] !== 'string',
+);
 
 /** Each entry point's exported names, with the file each one is declared in. */
 function entryExports(): Map<string, Map<string, string[]>> {
@@ -23,9 +32,9 @@ function entryExports(): Map<string, Map<string, string[]>> {
     },
   });
   if (!config) throw new Error('tsconfig.json could not be read');
-  const entries = Object.entries(pkg.exports).map(([subpath, target]) => ({
+  const entries = codeExports.map(([subpath, target]) => ({
     subpath,
-    file: join(REPO, target.source),
+    file: join(REPO, target['rolebox-source']),
   }));
   const program = ts.createProgram(
     entries.map((entry) => entry.file),
@@ -76,8 +85,6 @@ describe('public API', () => {
 
   it('keeps the names the README and the examples import from rolebox', () => {
     const readmeNames = [
-      'CommandDispatcher',
-      'SqliteSnapshotStore',
       'createRolebox',
       'defineFunction',
       'createPipeline',
@@ -94,6 +101,22 @@ describe('public API', () => {
       [],
     );
     expect(exports.get('./inspector')?.has('startInspectorServer')).toBe(true);
+    expect(exports.get('./node')?.has('CommandDispatcher')).toBe(true);
+    expect(exports.get('./node')?.has('loadFunctions')).toBe(true);
+    expect(exports.get('./sqlite')?.has('SqliteSnapshotStore')).toBe(true);
+  });
+
+  it('keeps the Node-only adapters out of the root (it bundles for browsers)', () => {
+    const nodeOnly = [...root]
+      .filter(([, files]) =>
+        files.some((file) =>
+          /^src\/adapters\/(command-dispatcher|sqlite-snapshot-store|better-sqlite3|process-alive)\.ts$|^src\/function\/load\.ts$/.test(
+            file,
+          ),
+        ),
+      )
+      .map(([name]) => name);
+    expect(nodeOnly).toEqual([]);
   });
 
   it('puts the machines under rolebox/machines and the pipeline under rolebox/pipeline', () => {
@@ -124,25 +147,30 @@ describe('public API', () => {
     };
     // dist/ mirrors the repository: dist/src/index.js is built from src/index.ts.
     expect([compilerOptions.rootDir, compilerOptions.outDir]).toEqual(['.', 'dist']);
-    for (const [subpath, target] of Object.entries(pkg.exports)) {
-      const source = target.source.replace(/^\.\//, '');
+    for (const [subpath, target] of codeExports) {
+      const source = target['rolebox-source'].replace(/^\.\//, '');
       expect(
         build.include.some((dir) => source.startsWith(`${dir}/`)),
         subpath,
       ).toBe(true);
       const built = `./dist/${source.replace(/\.ts$/, '')}`;
+      // `types` first: TypeScript takes the first condition that matches.
+      expect(Object.keys(target), subpath).toEqual(['rolebox-source', 'types', 'import']);
       expect(target, subpath).toEqual({
-        source: target.source,
+        'rolebox-source': target['rolebox-source'],
         types: `${built}.d.ts`,
-        default: `${built}.js`,
+        import: `${built}.js`,
       });
     }
     expect(Object.keys(pkg.exports).sort()).toEqual([
       '.',
       './inspector',
       './machines',
+      './node',
+      './package.json',
       './pipeline',
       './restate',
+      './sqlite',
       './testing',
     ]);
   });

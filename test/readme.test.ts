@@ -30,7 +30,7 @@ async function runnableExamples() {
   return blocks.flatMap((block, index) => {
     const output = blocks[index + 1];
     return block.lang === 'ts' &&
-      /from 'rolebox(\/testing|\/restate)?'/.test(block.body) &&
+      /from 'rolebox(\/[a-z]+)?'/.test(block.body) &&
       output?.lang === 'text'
       ? [{ code: block.body, output: output.body }]
       : [];
@@ -64,7 +64,7 @@ describe('README', async () => {
       await symlink(join(root, 'examples'), join(dir, 'examples'));
       const file = join(dir, 'example.ts');
       await writeFile(file, example.code);
-      const { stdout } = await run(tsx, ['--conditions=source', file], { cwd: dir });
+      const { stdout } = await run(tsx, ['--conditions=rolebox-source', file], { cwd: dir });
       expect(normalise(stdout)).toBe(normalise(example.output));
     }, 20_000);
   });

@@ -1,3 +1,4 @@
+import { signalAlive } from '../base/host-process.js';
 import type {
   ClaimResult,
   FenceOptions,
@@ -123,7 +124,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   #claimNow(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
     checkClaim(sessionId, owner, ttlMs, now);
     const row = this.#claims.get(sessionId);
-    const decision = decideClaim(row, owner, now);
+    const decision = decideClaim(row, owner, now, signalAlive);
     if (decision === 'refuse' && row !== undefined)
       return { ok: false, owner: row.owner, expiresAt: row.expiresAt };
     const token = decision === 'keep' && row !== undefined ? row.token : ++this.#lastToken;

@@ -1,15 +1,12 @@
 import { readFileSync } from 'node:fs';
+import { signalAlive } from '../base/host-process.js';
 
 /**
  * True while the process runs. A zombie counts as dead: an orphaned worker whose group was
  * killed is reparented to PID 1, which in containers often never reaps it.
  */
 export function isAlive(pid: number): boolean {
-  try {
-    process.kill(pid, 0);
-  } catch (error) {
-    return (error as NodeJS.ErrnoException).code === 'EPERM';
-  }
+  if (!signalAlive(pid)) return false;
   try {
     // /proc/<pid>/stat: "pid (comm) state ..."; comm may contain spaces and parentheses.
     const stat = readFileSync(`/proc/${pid}/stat`, 'utf8');

@@ -1,6 +1,6 @@
 import { mkdirSync } from 'node:fs';
 import { dirname } from 'node:path';
-import Database from 'better-sqlite3';
+import type Database from 'better-sqlite3';
 import { describeValue, RoleboxError } from '../errors.js';
 import type {
   ClaimedRecord,
@@ -16,6 +16,8 @@ import type {
   StoreWriteResult,
   WakeUp,
 } from '../ports/snapshot-store.js';
+import { brokenNativeModule, loadBetterSqlite3 } from './better-sqlite3.js';
+import { isAlive } from './process-alive.js';
 import {
   type ClaimRow,
   checkClaim,
@@ -120,12 +122,16 @@ export class SqliteSnapshotStore implements SnapshotStore {
     (sessionId: string, owner: StoreOwner, ttlMs: number, now: number) => ClaimedRecord | undefined
   >;
 
-  /** Opens (or creates) the database. Throws: `store_failed` naming the path and why. */
+  /**
+   * Opens (or creates) the database. Throws: `store_failed` naming the path and why;
+   * `missing_dependency` when better-sqlite3 is not installed or its native module is broken.
+   */
   constructor(path: string = DEFAULT_SQLITE_PATH) {
     this.path = path;
+    const SqliteDatabase = loadBetterSqlite3();
     try {
       if (path !== ':memory:') mkdirSync(dirname(path), { recursive: true });
-      this.#db = new Database(path);
+      this.#db = new SqliteDatabase(path);
       this.#db.pragma('journal_mode = WAL');
       this.#db.pragma('synchronous = NORMAL');
       // Session rows are rewritten at random: keep the hot part of a large store in memory
@@ -133,6 +139,8 @@ export class SqliteSnapshotStore implements SnapshotStore {
       this.#db.pragma('cache_size = -65536');
       this.#db.exec(SCHEMA);
     } catch (error) {
+      const broken = brokenNativeModule(error);
+      if (broken !== undefined) throw broken;
       throw new RoleboxError(
         'store_failed',
         `cannot open snapshot store ${describeValue(path)}: ${(error as Error).message}`,
@@ -294,7 +302,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
   /** The claim, inside a transaction (one claim decision per row read). */
   #claimIn(sessionId: string, owner: StoreOwner, ttlMs: number, now: number): ClaimResult {
     const row = this.#claimRow(sessionId);
-    const decision = decideClaim(row, owner, now);
+    const decision = decideClaim(row, owner, now, isAlive);
     if (decision === 'refuse' && row !== undefined)
       return { ok: false, owner: row.owner, expiresAt: row.expiresAt };
     const token =

@@ -1,7 +1,7 @@
+import { currentPid } from '../base/host-process.js';
 import { isOwnerStopped } from '../base/local-owners.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { SessionLease, StoredRecord, StoreOwner, WakeUp } from '../ports/snapshot-store.js';
-import { isAlive } from './process-alive.js';
 
 /** A session's claim as both stores keep it. */
 export interface ClaimRow {
@@ -19,13 +19,15 @@ export type ClaimDecision = 'keep' | 'take' | 'refuse';
 /**
  * The claim rule both stores share. A dead owner is only recognised on the claimant's own
  * host: a pid means nothing on another machine, so there only the TTL frees a claim. In
- * this process, a rolebox that stopped counts as dead ({@link isOwnerStopped}).
+ * this process, a rolebox that stopped counts as dead ({@link isOwnerStopped}). `alive` is the
+ * store's liveness check: the SQLite store's also sees zombies (it reads /proc), the memory
+ * store's needs no Node built-in.
  */
 export function decideClaim(
   row: ClaimRow | undefined,
   owner: StoreOwner,
   now: number,
-  alive: (pid: number) => boolean = isAlive,
+  alive: (pid: number) => boolean,
 ): ClaimDecision {
   if (row === undefined || row.expiresAt <= now) return 'take';
   if (row.owner.ownerId === owner.ownerId) return 'keep';
@@ -33,7 +35,7 @@ export function decideClaim(
   // A rolebox of this very process that stopped without letting go (its pid lives on).
   if (
     row.owner.host === owner.host &&
-    row.owner.pid === process.pid &&
+    row.owner.pid === currentPid() &&
     isOwnerStopped(row.owner.ownerId)
   )
     return 'take';

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { warnHost } from '../base/host-process.js';
 import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.js';
 import { setOwn } from '../base/own-keys.js';
 import { parseCondition } from '../condition/parse.js';
@@ -136,7 +137,7 @@ export interface DefineFunctionOptions {
   readonly source?: string;
   /** The markdown body. */
   readonly body?: string;
-  /** Receives warnings (unknown keys). Default: `process.emitWarning`. */
+  /** Receives warnings (unknown keys). Default: `process.emitWarning` (`console.warn` in a page). */
   readonly onWarning?: (message: string) => void;
 }
 
@@ -301,8 +302,7 @@ export function defineFunction(
       },
     );
   }
-  const warn =
-    options.onWarning ?? ((message: string) => process.emitWarning(message, 'RoleboxWarning'));
+  const warn = options.onWarning ?? warnHost;
   for (const warning of warnings) warn(warning);
   return definition;
 }

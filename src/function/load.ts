@@ -1,113 +1,15 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDocument, YAMLParseError } from 'yaml';
+import { warnHost } from '../base/host-process.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { checkCatalog } from './catalog.js';
 import {
-  checkFunctionSpec,
   type DefineFunctionOptions,
   type DefinitionIssue,
   type FunctionDefinition,
   formatDefinitionIssues,
 } from './definition.js';
-
-/** A markdown file split into its YAML frontmatter text and its body. */
-export interface MarkdownWithFrontmatter {
-  readonly frontmatter: string;
-  readonly body: string;
-}
-
-const FRONTMATTER = /^\uFEFF?---[ \t]*\r?\n([\s\S]*?)\r?\n---[ \t]*(?:\r?\n|$)([\s\S]*)$/;
-
-/** Splits `---\n<yaml>\n---\n<body>`; undefined when the text has no frontmatter block. */
-export function splitFrontmatter(text: string): MarkdownWithFrontmatter | undefined {
-  const match = FRONTMATTER.exec(text);
-  if (!match) return undefined;
-  return { frontmatter: match[1] as string, body: (match[2] as string).replace(/^\r?\n/, '') };
-}
-
-/** Options of {@link parseFunctionMarkdown}: those of `defineFunction` but the body. */
-export type FunctionMarkdownOptions = Omit<DefineFunctionOptions, 'body'>;
-
-/**
- * Checks one function file's text (YAML frontmatter, then the body) and returns its issues
- * instead of throwing, like `checkFunctionSpec`. Never throws.
- */
-export function checkFunctionMarkdown(
-  text: string,
-  options: FunctionMarkdownOptions = {},
-): { definition?: FunctionDefinition; issues: DefinitionIssue[]; warnings: string[] } {
-  const file = options.source;
-  const at = file === undefined ? {} : { file };
-  const split = typeof text === 'string' ? splitFrontmatter(text) : undefined;
-  if (!split) {
-    return {
-      issues: [
-        {
-          ...at,
-          field: '(frontmatter)',
-          message: 'expected a YAML frontmatter block between --- lines at the top',
-        },
-      ],
-      warnings: [],
-    };
-  }
-  let spec: unknown;
-  const yamlWarnings: string[] = [];
-  try {
-    // YAML's own warnings (an unresolved tag, …) go to onWarning with the definition's,
-    // not straight to the process.
-    const document = parseDocument(split.frontmatter, { logLevel: 'silent' });
-    const [error] = document.errors;
-    if (error) throw error;
-    for (const warning of document.warnings)
-      yamlWarnings.push(`${file ? `${file}: ` : ''}YAML: ${warning.message.split('\n')[0]}`);
-    spec = document.toJS();
-  } catch (error) {
-    const where =
-      error instanceof YAMLParseError && error.linePos
-        ? ` at line ${error.linePos[0].line + 1}`
-        : '';
-    return {
-      issues: [
-        {
-          ...at,
-          field: '(frontmatter)',
-          message: `invalid YAML${where}: ${String((error as Error)?.message ?? error).split('\n')[0]}`,
-        },
-      ],
-      warnings: [],
-    };
-  }
-  const checked = checkFunctionSpec(spec, { ...options, body: split.body });
-  return { ...checked, warnings: [...yamlWarnings, ...checked.warnings] };
-}
-
-/**
- * Parses one function definition from markdown text: YAML frontmatter between `---` lines,
- * then the body (the function's instructions), as in a file `loadFunctions` reads.
- *
- * Returns: the {@link FunctionDefinition}.
- * Throws: `invalid_function_definition` listing every offending field and value (bad
- * YAML, missing frontmatter, schema errors, bad conditions).
- */
-export function parseFunctionMarkdown(
-  text: string,
-  options: FunctionMarkdownOptions = {},
-): FunctionDefinition {
-  const { definition, issues, warnings } = checkFunctionMarkdown(text, options);
-  if (!definition) {
-    throw new RoleboxError(
-      'invalid_function_definition',
-      `invalid function definition${options.source ? ` in ${options.source}` : ''}:\n${formatDefinitionIssues(issues)}`,
-      { issues },
-    );
-  }
-  const warn =
-    options.onWarning ?? ((message: string) => process.emitWarning(message, 'RoleboxWarning'));
-  for (const warning of warnings) warn(warning);
-  return definition;
-}
+import { checkFunctionMarkdown } from './markdown.js';
 
 /** Options of {@link loadFunctions}. */
 export type LoadFunctionsOptions = Omit<DefineFunctionOptions, 'source' | 'body'>;
@@ -164,8 +66,7 @@ export async function loadFunctions(
       },
     );
   }
-  const warn =
-    options.onWarning ?? ((message: string) => process.emitWarning(message, 'RoleboxWarning'));
+  const warn = options.onWarning ?? warnHost;
   for (const warning of warnings) warn(warning);
   return definitions;
 }

@@ -2,7 +2,11 @@ import { createBrowserInspector } from '@statelyai/inspect';
 import type { InspectionEvent, Observer } from 'xstate';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { RemoteCommand } from '../session/commands.js';
-import { connectWebSocketInspector, type WebSocketInspector } from './inspector-connection.js';
+import {
+  CONNECTING_BUFFER_FRAMES,
+  connectWebSocketInspector,
+  type WebSocketInspector,
+} from './inspector-connection.js';
 import type { InspectOption } from './options.js';
 
 /** What inspection gives the actor system, and what must be closed when the rolebox stops. */
@@ -21,11 +25,14 @@ export function startInspection(
   run: (actor: string, command: RemoteCommand) => void,
 ): Inspection {
   if (option === undefined) return { observer: undefined, connection: undefined };
-  if (option === 'stately')
-    return {
-      observer: createBrowserInspector().inspect as Observer<InspectionEvent>,
-      connection: undefined,
-    };
+  if (option === 'stately' || (typeof option === 'object' && 'stately' in option)) {
+    const stately = option === 'stately' ? {} : option.stately;
+    const inspector = createBrowserInspector({
+      maxDeferredEvents: CONNECTING_BUFFER_FRAMES,
+      ...stately,
+    } as Parameters<typeof createBrowserInspector>[0]);
+    return { observer: inspector.inspect as Observer<InspectionEvent>, connection: undefined };
+  }
   if (typeof option === 'object' && 'url' in option) {
     const connection = connectWebSocketInspector(option.url, run);
     return { observer: connection.observer, connection };

@@ -1,8 +1,8 @@
-import { basename } from 'node:path';
 import { createInspector } from '@statelyai/inspect';
 import safeStableStringify from 'safe-stable-stringify';
-import WebSocket from 'ws';
+import NodeWebSocket from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
+import { currentArgv, currentPid } from '../base/host-process.js';
 import type { RemoteCommand } from '../session/commands.js';
 
 /** A command the inspector page sends to an actor of a running rolebox. */
@@ -36,9 +36,25 @@ export const CONNECTING_BUFFER_FRAMES = 5_000;
 
 /** What the app tells the server first: it takes commands, and a name to show (`rolebox demo`). */
 function helloFrame(): string {
-  const script = basename(process.argv[1] ?? 'node').replace(/\.[cm]?[jt]s$/, '');
-  const name = [script, process.argv[2]].filter(Boolean).join(' ');
-  return JSON.stringify({ type: 'rolebox.app', name, pid: process.pid });
+  const argv = currentArgv();
+  const script = (argv[1] ?? 'node')
+    .split(/[\\/]/)
+    .at(-1)
+    ?.replace(/\.[cm]?[jt]s$/, '');
+  const name = [script, argv[2]].filter(Boolean).join(' ');
+  return JSON.stringify({ type: 'rolebox.app', name, pid: currentPid() });
+}
+
+/** A WebSocket as both the page's and `ws` offer it (the WHATWG interface). */
+type InspectorSocket = Pick<WebSocket, 'send' | 'close' | 'readyState' | 'addEventListener'>;
+
+const OPEN = 1;
+
+/** In a page the browser's WebSocket (`ws` does not run there), in Node `ws`. */
+function openSocket(url: string): InspectorSocket {
+  const inPage = typeof (globalThis as { window?: unknown }).window !== 'undefined';
+  if (inPage && typeof globalThis.WebSocket === 'function') return new globalThis.WebSocket(url);
+  return new NodeWebSocket(url) as unknown as InspectorSocket;
 }
 
 /**
@@ -55,28 +71,29 @@ export function connectWebSocketInspector(
   onCommand: InspectorCommandHandler,
 ): WebSocketInspector {
   const buffer: string[] = [];
-  let socket: WebSocket | undefined;
+  let socket: InspectorSocket | undefined;
   let retry: ReturnType<typeof setTimeout> | undefined;
   let stopped = false;
 
   const connect = () => {
     if (stopped) return;
-    const ws = new WebSocket(url);
+    const ws = openSocket(url);
     socket = ws;
-    ws.on('open', () => {
+    ws.addEventListener('open', () => {
       ws.send(helloFrame());
       for (const frame of buffer.splice(0)) ws.send(frame);
     });
-    ws.on('message', (data) => handleCommand(ws, String(data)));
-    ws.on('error', () => {});
-    ws.on('close', () => {
+    ws.addEventListener('message', (event) => handleCommand(ws, String(event.data)));
+    ws.addEventListener('error', () => {});
+    ws.addEventListener('close', () => {
       if (stopped) return;
       retry = setTimeout(connect, 1_000);
-      retry.unref();
+      // In Node a retry alone must not keep the process alive (a page has no unref).
+      (retry as { unref?: () => void }).unref?.();
     });
   };
 
-  const handleCommand = (ws: WebSocket, data: string) => {
+  const handleCommand = (ws: InspectorSocket, data: string) => {
     let message: { type?: unknown; requestId?: unknown; actor?: unknown; command?: unknown };
     try {
       message = JSON.parse(data);
@@ -104,10 +121,10 @@ export function connectWebSocketInspector(
         // Dropped whole (a cut frame is not JSON) and here, so the connection stays open.
         if (
           frame.length > MAX_INSPECTOR_FRAME_BYTES / 3 &&
-          Buffer.byteLength(frame) > MAX_INSPECTOR_FRAME_BYTES
+          new TextEncoder().encode(frame).length > MAX_INSPECTOR_FRAME_BYTES
         )
           return;
-        if (socket?.readyState === WebSocket.OPEN) socket.send(frame);
+        if (socket?.readyState === OPEN) socket.send(frame);
         else {
           buffer.push(frame);
           if (buffer.length > CONNECTING_BUFFER_FRAMES) buffer.shift();

@@ -15,15 +15,33 @@ import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
 import { DEFAULT_SHARDS } from '../system/shards.js';
 
 /**
+ * Where Stately's browser inspector is shown (`inspect: { stately: … }`), as
+ * `createBrowserInspector` of @statelyai/inspect takes it.
+ */
+export interface StatelyInspectOptions {
+  /** The inspector page to open (default Stately's hosted one, https://stately.ai/inspect). */
+  readonly url?: string;
+  /** An `<iframe>` element to show the inspector in, instead of a new window. */
+  readonly iframe?: object;
+  /**
+   * Frames kept until the inspector page says it is connected, the oldest dropped beyond it
+   * (default 5 000: a rolebox's start alone sends about three per shard, and Stately's own
+   * default of 200 would lose the root's).
+   */
+  readonly maxDeferredEvents?: number;
+}
+
+/**
  * Inspection: an XState inspection observer (function or object); `{ url }` to stream to
  * an inspector server speaking the @statelyai/inspect WebSocket protocol (rolebox's own
- * `rolebox inspect`, which can also send events back); or `'stately'` for Stately's
- * browser inspector (in a browser only).
+ * `rolebox inspect`, which can also send events back); or `'stately'` (Stately's hosted page)
+ * or `{ stately: { url, iframe } }` for Stately's browser inspector (in a browser only).
  */
 export type InspectOption =
   | ((event: InspectionEvent) => void)
   | Observer<InspectionEvent>
   | { readonly url: string }
+  | { readonly stately: StatelyInspectOptions }
   | 'stately';
 
 /** Options of `createRolebox`. */
@@ -213,16 +231,11 @@ function checkInspectOption(option: unknown): InspectOption | undefined {
   if (option === undefined || typeof option === 'function')
     return option as InspectOption | undefined;
   if (option === 'stately') {
-    if (typeof (globalThis as { window?: unknown }).window === 'undefined') {
-      throw new RoleboxError(
-        'invalid_argument',
-        "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
-      );
-    }
+    checkInPage();
     return option;
   }
   if (typeof option === 'object' && option !== null) {
-    if ('url' in option) {
+    if (Object.hasOwn(option, 'url')) {
       const url = (option as { url: unknown }).url;
       if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) {
         throw new RoleboxError(
@@ -232,10 +245,53 @@ function checkInspectOption(option: unknown): InspectOption | undefined {
       }
       return option as InspectOption;
     }
+    if (Object.hasOwn(option, 'stately')) {
+      checkStatelyOptions((option as { stately: unknown }).stately);
+      checkInPage();
+      return option as InspectOption;
+    }
     if (typeof (option as { next?: unknown }).next === 'function') return option as InspectOption;
   }
   throw new RoleboxError(
     'invalid_argument',
-    `inspect must be an observer, { url }, or 'stately', got ${describeValue(option)}`,
+    `inspect must be an observer, { url }, 'stately' or { stately }, got ${describeValue(option)}`,
   );
+}
+
+function checkInPage(): void {
+  if (typeof (globalThis as { window?: unknown }).window === 'undefined') {
+    throw new RoleboxError(
+      'invalid_argument',
+      "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+    );
+  }
+}
+
+const STATELY_OPTION_NAMES = ['url', 'iframe', 'maxDeferredEvents'];
+
+function checkStatelyOptions(value: unknown): void {
+  const fail = (message: string): never => {
+    throw new RoleboxError('invalid_argument', `inspect.stately${message}`);
+  };
+  if (typeof value !== 'object' || value === null || Array.isArray(value))
+    fail(` must be an object of ${STATELY_OPTION_NAMES.join(', ')}, got ${describeValue(value)}`);
+  const options = value as Record<string, unknown>;
+  for (const key of Object.keys(options))
+    if (!STATELY_OPTION_NAMES.includes(key))
+      fail(` has no option ${describeValue(key)} (it takes ${STATELY_OPTION_NAMES.join(', ')})`);
+  const { url, iframe, maxDeferredEvents } = options;
+  if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url)))
+    fail(`.url must be an http:// or https:// URL, got ${describeValue(url)}`);
+  if (
+    iframe !== undefined &&
+    (typeof iframe !== 'object' ||
+      iframe === null ||
+      typeof (iframe as { setAttribute?: unknown }).setAttribute !== 'function')
+  )
+    fail(`.iframe must be an <iframe> element, got ${describeValue(iframe)}`);
+  if (
+    maxDeferredEvents !== undefined &&
+    (!Number.isSafeInteger(maxDeferredEvents) || (maxDeferredEvents as number) < 1)
+  )
+    fail(`.maxDeferredEvents must be a whole number ≥ 1, got ${describeValue(maxDeferredEvents)}`);
 }

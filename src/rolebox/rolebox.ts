@@ -1,8 +1,7 @@
-import { randomUUID } from 'node:crypto';
-import { hostname } from 'node:os';
 import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
 import { checkSessionId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { currentHostName, currentPid } from '../base/host-process.js';
 import { markOwnerStopped } from '../base/local-owners.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
@@ -35,7 +34,7 @@ import { applyRemoteCommand } from './remote-command.js';
 import { SessionHandle, type SessionHost } from './session-handle.js';
 
 export type { HostEventHandler } from './host-event-hub.js';
-export type { InspectOption, RoleboxOptions } from './options.js';
+export type { InspectOption, RoleboxOptions, StatelyInspectOptions } from './options.js';
 
 /** Options of {@link Rolebox.openSession}. */
 export interface OpenSessionOptions {
@@ -90,7 +89,11 @@ export class Rolebox {
     this.#machines = machines ?? machinesFor(resolved);
     // Unique per rolebox, whatever the id source (a seeded one repeats across instances):
     // claims and the stopped-owner list of this process tell roleboxes apart by it.
-    this.#owner = { ownerId: `owner_${randomUUID()}`, pid: process.pid, host: hostname() };
+    this.#owner = {
+      ownerId: `owner_${globalThis.crypto.randomUUID()}`,
+      pid: currentPid(),
+      host: currentHostName(),
+    };
     const access = new SystemAccess(
       {
         deliver: (events) => this.#hub.deliver(events),

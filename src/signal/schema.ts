@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../base/input-limits.js';
 import { plainJsonProblem } from '../base/json-value.js';
 import { ownValue } from '../base/own-keys.js';
+import { utf8ByteLength } from '../base/utf8.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { isSignalType, SIGNAL_TYPES, type SignalType } from './catalogue.js';
 
@@ -89,7 +90,7 @@ function toJsonObject(payload: object, type: SignalType): SignalPayload {
   });
   if (problem) fail(problem);
   const text = JSON.stringify(payload);
-  const bytes = Buffer.byteLength(text, 'utf8');
+  const bytes = utf8ByteLength(text);
   if (bytes > MAX_PAYLOAD_BYTES)
     fail(`payload is ${bytes} bytes as JSON, more than the ${MAX_PAYLOAD_BYTES} allowed`);
   return JSON.parse(text) as SignalPayload;

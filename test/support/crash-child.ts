@@ -3,13 +3,10 @@
 // and only once the state it reflects has been flushed to the store, so the test knows
 // exactly what was saved when it kills this process. On `resume` it only starts: the
 // stored loop's wake-up (its deadline, its worker's end) activates the session.
-//   tsx --conditions=source crash-child.ts <start|resume> <db> <stateDir> <worker command> <delayMs>
-import {
-  CommandDispatcher,
-  createRolebox,
-  type HostEvent,
-  SqliteSnapshotStore,
-} from '../../src/index.js';
+//   tsx --conditions=rolebox-source crash-child.ts <start|resume> <db> <stateDir> <worker command> <delayMs>
+import { createRolebox, type HostEvent } from '../../src/index.js';
+import { CommandDispatcher } from '../../src/node.js';
+import { SqliteSnapshotStore } from '../../src/sqlite.js';
 
 const [mode, dbPath, stateDir, worker, delayMs] = process.argv.slice(2) as [
   string,

@@ -1,7 +1,7 @@
 // A process that dispatches one round with the command dispatcher and dies by SIGKILL at
 // the dispatch point named in DIE_AT, for the crash tests of test/command-dispatcher.test.ts.
-//   node --import tsx --conditions=source dispatch-child.ts <stateDir> <cwd> <worker command>
-import { CommandDispatcher } from '../../src/index.js';
+//   node --import tsx --conditions=rolebox-source dispatch-child.ts <stateDir> <cwd> <worker command>
+import { CommandDispatcher } from '../../src/node.js';
 
 const [stateDir, cwd, command] = process.argv.slice(2) as [string, string, string];
 const dieAt = process.env.DIE_AT;

@@ -4,7 +4,7 @@
 // stdout. Its loops' notes are printed as the CLI prints them (`followLoops`: each once its
 // state is stored), as { type: 'out', text } lines; the host events that matter are printed
 // as JSON lines too, each once the store has what it reflects. Every line has `at` (Date.now()).
-//   tsx --conditions=source owner-child.ts '<json config>'
+//   tsx --conditions=rolebox-source owner-child.ts '<json config>'
 // The config: db, tasks, worker, leaseMs, delayMs, and optionally `host` (the hostname this
 // process claims sessions under: another host, whose pid means nothing here) and `logSaves`
 // (print every save the store is asked for, with what it refused) and `pauseOnNote` (stop
@@ -35,9 +35,9 @@ if (config.host !== undefined) {
   syncBuiltinESMExports();
 }
 
-const { CommandDispatcher, createRolebox, isRoleboxError, SqliteSnapshotStore } = await import(
-  '../../src/index.js'
-);
+const { createRolebox, isRoleboxError } = await import('../../src/index.js');
+const { CommandDispatcher } = await import('../../src/node.js');
+const { SqliteSnapshotStore } = await import('../../src/sqlite.js');
 const { followLoops } = await import('../../src/cli/output.js');
 type HostEvent = import('../../src/index.js').HostEvent;
 type SaveArgs = Parameters<InstanceType<typeof SqliteSnapshotStore>['save']>;

@@ -1,6 +1,6 @@
 // A second process on a SQLite store, for the ownership tests: reads one JSON command a
 // line from stdin, answers one JSON line on stdout ({ id, result } or { id, error }).
-//   tsx --conditions=source store-child.ts <db> <ownerId>
+//   tsx --conditions=rolebox-source store-child.ts <db> <ownerId>
 import { hostname } from 'node:os';
 import { createInterface } from 'node:readline';
 import { SqliteSnapshotStore } from '../../src/adapters/sqlite-snapshot-store.js';

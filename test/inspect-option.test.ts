@@ -1,0 +1,66 @@
+// The `inspect` option's Stately forms: 'stately' and { stately: { url, iframe } } are checked
+// before anything starts, and only in a page (a browser) are they accepted.
+import { afterEach, describe, expect, it } from 'vitest';
+import { createRolebox } from '../src/index.js';
+import { errorOf } from './support/errors.js';
+
+const inPage = () => {
+  (globalThis as { window?: unknown }).window = globalThis;
+};
+
+afterEach(() => {
+  delete (globalThis as { window?: unknown }).window;
+});
+
+describe('inspect: Stately', () => {
+  it("outside a page, 'stately' and { stately } are refused with what to use instead", () => {
+    for (const inspect of ['stately', { stately: {} }] as const) {
+      const error = errorOf(() => createRolebox({ inspect }));
+      expect(error.code).toBe('invalid_argument');
+      expect(error.message).toBe(
+        "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+      );
+    }
+  });
+
+  it.each([
+    [
+      { stately: 'x' },
+      'inspect.stately must be an object of url, iframe, maxDeferredEvents, got "x"',
+    ],
+    [
+      { stately: { urll: 'http://a' } },
+      'inspect.stately has no option "urll" (it takes url, iframe, maxDeferredEvents)',
+    ],
+    [
+      { stately: { url: 'ws://a' } },
+      'inspect.stately.url must be an http:// or https:// URL, got "ws://a"',
+    ],
+    [{ stately: { iframe: {} } }, 'inspect.stately.iframe must be an <iframe> element, got {}'],
+    [
+      { stately: { maxDeferredEvents: 0 } },
+      'inspect.stately.maxDeferredEvents must be a whole number ≥ 1, got 0',
+    ],
+    [
+      { stately: { constructor: 1 } },
+      'inspect.stately has no option "constructor" (it takes url, iframe, maxDeferredEvents)',
+    ],
+  ])('refuses %j, in a page too', (inspect, message) => {
+    inPage();
+    const error = errorOf(() => createRolebox({ inspect: inspect as never }));
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toBe(message);
+  });
+
+  it('in a page, accepts a url, an iframe and a bound', () => {
+    inPage();
+    const iframe = { setAttribute() {} };
+    expect(() =>
+      createRolebox({
+        inspect: {
+          stately: { url: 'http://localhost:3000/inspect', iframe, maxDeferredEvents: 10 },
+        },
+      }),
+    ).not.toThrow();
+  });
+});
