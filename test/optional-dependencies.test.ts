@@ -2,8 +2,9 @@
 // broken (a failed native build), it says how to rebuild; any other failure is not hidden.
 import { describe, expect, it } from 'vitest';
 import { brokenNativeModule, requireBetterSqlite3 } from '../src/adapters/better-sqlite3.js';
+import { importOptional } from '../src/base/optional-import.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
-import { errorOf } from './support/errors.js';
+import { errorOf, rejectionOf } from './support/errors.js';
 
 function notFound(id: string): never {
   throw Object.assign(new Error(`Cannot find module '${id}'`), { code: 'MODULE_NOT_FOUND' });
@@ -55,5 +56,37 @@ describe('better-sqlite3 (an optional dependency)', () => {
     const store = new SqliteSnapshotStore(':memory:');
     expect(store.path).toBe(':memory:');
     await store.close();
+  });
+});
+
+describe('importOptional (a module that needs an optional package)', () => {
+  const nodeMissing = (name: string) =>
+    Object.assign(new Error(`Cannot find package '${name}' imported from /app/x.js`), {
+      code: 'ERR_MODULE_NOT_FOUND',
+    });
+
+  it('the package missing: missing_dependency naming it, the feature and the install line', async () => {
+    const error = await rejectionOf(
+      importOptional(
+        () => Promise.reject(nodeMissing('@restatedev/restate-sdk')),
+        '@restatedev/restate-sdk',
+        'npm install @restatedev/restate-sdk@~1.12.0',
+        'rolebox restate',
+      ),
+    );
+    expect(error.code).toBe('missing_dependency');
+    expect(error.message).toBe(
+      'rolebox restate needs the package @restatedev/restate-sdk, which is not installed: npm install @restatedev/restate-sdk@~1.12.0',
+    );
+  });
+
+  it('another package missing, or another failure, is thrown as it is', async () => {
+    const other = nodeMissing('left-pad');
+    await expect(
+      importOptional(() => Promise.reject(other), '@restatedev/restate-sdk', 'x', 'y'),
+    ).rejects.toBe(other);
+    const boom = new Error('boom');
+    await expect(importOptional(() => Promise.reject(boom), 'a', 'x', 'y')).rejects.toBe(boom);
+    await expect(importOptional(() => Promise.resolve(7), 'a', 'x', 'y')).resolves.toBe(7);
   });
 });

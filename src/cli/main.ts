@@ -1,11 +1,11 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { importOptional } from '../base/optional-import.js';
 import { isRoleboxError } from '../errors.js';
 import { runDemoCommand } from './commands/demo.js';
 import { runInspectCommand } from './commands/inspect.js';
 import { runLoopCommand, STORE_FAILED_EXIT_CODE } from './commands/loop.js';
 import { runReplayCommand } from './commands/replay.js';
-import { runRestateDevCommand, runRestateServeCommand } from './commands/restate.js';
 import { runResumeCommand } from './commands/resume.js';
 import { runStatusCommand } from './commands/status.js';
 import { type Output, processOutput } from './output.js';
@@ -161,6 +161,14 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       exit.code = await runDemoCommand(options, output);
     });
 
+  // Loaded when used: @restatedev/restate-sdk is an optional peer dependency.
+  const restateCommands = () =>
+    importOptional(
+      () => import('./commands/restate.js'),
+      '@restatedev/restate-sdk',
+      'npm install @restatedev/restate-sdk@~1.12.0 @restatedev/restate-server@~1.7.12',
+      'rolebox restate',
+    );
   const restate = program
     .command('restate')
     .description(
@@ -198,7 +206,7 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       )
       .option('--register <admin-url>', 'register the endpoint with this Restate admin API'),
   ).action(async (options) => {
-    exit.code = await runRestateServeCommand(options, output);
+    exit.code = await (await restateCommands()).runRestateServeCommand(options, output);
   });
   endpointOptions(
     restate
@@ -219,7 +227,7 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       .option('--ingress-port <port>', 'ingress port (default: as --port)', wholeNumber(1))
       .option('--admin-port <port>', 'admin port (default: as --port)', wholeNumber(1)),
   ).action(async (options) => {
-    exit.code = await runRestateDevCommand(options, output);
+    exit.code = await (await restateCommands()).runRestateDevCommand(options, output);
   });
 
   return program;
@@ -246,7 +254,9 @@ export async function main(
     if (isRoleboxError(error)) {
       output.err(`rolebox: ${error.message} [${error.code}]`);
       // A store that cannot be written is not the user's typo: it has its own exit code.
-      return error.code === 'store_failed' ? STORE_FAILED_EXIT_CODE : USAGE_EXIT_CODE;
+      if (error.code === 'store_failed') return STORE_FAILED_EXIT_CODE;
+      // Nor is a package that is not installed.
+      return error.code === 'missing_dependency' ? 1 : USAGE_EXIT_CODE;
     }
     output.err(
       `rolebox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
