@@ -1,3 +1,10 @@
+/**
+ * `rolebox/inspector`: the inspector server behind `rolebox inspect` (a page that shows live
+ * actors, and sends their events back when asked).
+ *
+ * @module rolebox/inspector
+ */
+
 import { randomBytes, timingSafeEqual } from 'node:crypto';
 import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';

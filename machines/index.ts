@@ -1,6 +1,10 @@
-// `rolebox/machines`: the statecharts themselves, for hosts and tests that build, drive or
-// replace a machine directly (model-based tests, replays on changed machines, inspection).
-// A host that only runs sessions needs the root `rolebox` instead.
+/**
+ * `rolebox/machines`: the statecharts themselves, for hosts and tests that build, drive or
+ * replace a machine directly (model-based tests, replays on changed machines, inspection). A
+ * host that only runs sessions needs the root `rolebox` instead.
+ *
+ * @module rolebox/machines
+ */
 
 export {
   functionActorId,

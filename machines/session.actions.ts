@@ -296,7 +296,7 @@ const runtimeActions = {
       }
     },
   ),
-  /** The reviewed artifact ({@link programmaticReview}, {@link userReview}) gets a status. */
+  /** The reviewed artifact (`programmaticReview`, `userReview`) gets a status. */
   setReviewedArtifactStatus: sessionAction(
     (
       { enqueue },

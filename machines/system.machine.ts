@@ -25,7 +25,7 @@ export interface MachineFactories extends SessionMachineFactories {
 
 /** What the system machine is built with: the machine env, the number of shards, factories. */
 export type SystemMachineEnv = MachineEnv & {
-  /** Shard actors under the root (default {@link DEFAULT_SHARDS}). */
+  /** Shard actors under the root (default `DEFAULT_SHARDS`, 256). */
   readonly shards?: number;
   readonly factories?: MachineFactories;
 };

@@ -1,7 +1,11 @@
-// The public API of rolebox: what a host needs to create a rolebox, define its functions and
-// drive its sessions. Nothing inside the package imports this file. The machines are
-// `rolebox/machines`, the pipeline `rolebox/pipeline` (the names a host wires it with are here
-// too), test helpers `rolebox/testing`, the inspector `rolebox/inspector`.
+/**
+ * The public API of rolebox: what a host needs to create a rolebox, define its functions and
+ * drive its sessions. Nothing inside the package imports this file. The machines are
+ * `rolebox/machines`, the pipeline `rolebox/pipeline` (the names a host wires it with are here
+ * too), test helpers `rolebox/testing`, the inspector `rolebox/inspector`.
+ *
+ * @module rolebox
+ */
 
 export { MemorySnapshotStore } from './adapters/memory-snapshot-store.js';
 export {
@@ -67,6 +71,7 @@ export {
   createRolebox,
   type HostEventHandler,
   type InspectOption,
+  type OpenSessionOptions,
   Rolebox,
   type RoleboxOptions,
   type StatelyInspectOptions,
@@ -112,4 +117,5 @@ export {
   signalCategory,
 } from './signal/catalogue.js';
 export type { SignalReceipt } from './signal/reply.js';
+export type { SignalPayload } from './signal/schema.js';
 export { DEFAULT_LIMITS, type RoleboxLimits } from './system/limits.js';

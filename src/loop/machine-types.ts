@@ -5,7 +5,7 @@ import type { LoopMode, LoopState } from './types.js';
 /** How a loop ends; `finalizing` carries it to the terminal phase of the same name. */
 export const LOOP_OUTCOMES = ['complete', 'cancelled', 'interrupted', 'error'] as const;
 
-/** One of {@link LOOP_OUTCOMES}. */
+/** One of `LOOP_OUTCOMES`. */
 export type LoopOutcome = (typeof LOOP_OUTCOMES)[number];
 
 /** The context of a loop actor: its {@link LoopState} without `phase` (the state value is the phase). */

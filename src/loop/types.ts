@@ -3,7 +3,7 @@ import type { RoundOutput } from '../ports/dispatcher.js';
 /** How a loop's rounds relate: `inherit` seeds each round with the previous summary, `fresh` does not. */
 export const LOOP_MODES = ['inherit', 'fresh'] as const;
 
-/** One of {@link LOOP_MODES}. */
+/** One of `LOOP_MODES`. */
 export type LoopMode = (typeof LOOP_MODES)[number];
 
 /** Where a round stands in its loop's record. */

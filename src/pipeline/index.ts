@@ -1,6 +1,10 @@
-// `rolebox/pipeline`: the background pipeline (source → signal → action, SPEC-pipeline) for
-// hosts that write policies. The names a host needs to wire one into a rolebox are also
-// exported by the root `rolebox`.
+/**
+ * `rolebox/pipeline`: the background pipeline (source → signal → action) for hosts that write
+ * policies. The names a host needs to wire one into a rolebox are also exported by the root
+ * `rolebox`.
+ *
+ * @module rolebox/pipeline
+ */
 
 export {
   createAction,

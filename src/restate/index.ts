@@ -1,6 +1,11 @@
-// rolebox/restate: rolebox sessions as Restate virtual objects (DESIGN §8). Needs the
-// optional peer dependency @restatedev/restate-sdk 1.12.x: 1.14 and later call
-// Promise.withResolvers, which Node 20 does not have, and fail every invocation there.
+/**
+ * rolebox/restate: rolebox sessions as Restate virtual objects. Needs the optional peer
+ * dependency @restatedev/restate-sdk 1.12.x: 1.14 and later call Promise.withResolvers, which
+ * Node 20 does not have, and fail every invocation there.
+ *
+ * @module rolebox/restate
+ */
+
 export {
   createRestateRolebox,
   type RestateArtifactsHandle,

@@ -91,7 +91,7 @@ export interface RoleboxOptions {
   readonly idleMs?: number;
   /** With a store: above this many live sessions, the least recently used are passivated (default 10 000). */
   readonly maxLiveSessions?: number;
-  /** Shard actors under the root; sessions are spread over them by a hash of their id (default {@link DEFAULT_SHARDS}, 256). */
+  /** Shard actors under the root; sessions are spread over them by a hash of their id (default 256, `DEFAULT_SHARDS`). */
   readonly shards?: number;
   /** With a store: how long this process's claim on a session lasts unless renewed (default 30 000). */
   readonly leaseMs?: number;

@@ -51,7 +51,7 @@ export interface OpenSessionOptions {
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
  * typed API the host drives them with. It wires the parts together; the sessions' rules
- * live in the machines, the reads and commands go through one {@link SystemAccess}.
+ * live in the machines, the reads and commands go through one `SystemAccess`.
  */
 export class Rolebox {
   readonly #options: ResolvedOptions;
@@ -80,7 +80,7 @@ export class Rolebox {
 
   /**
    * Internal: use {@link createRolebox}. `machines`: machines built before by
-   * {@link machinesFor} from the same functions, conditions, limits and shards (a host that
+   * `machinesFor` from the same functions, conditions, limits and shards (a host that
    * creates a short-lived rolebox per step, as the Restate endpoint does, builds them once).
    */
   constructor(options: RoleboxOptions = {}, machines?: RoleboxMachines) {

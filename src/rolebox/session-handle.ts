@@ -58,7 +58,7 @@ export interface MessageReceipt {
   readonly loopStopped: boolean;
 }
 
-/** What the facade reads of a live session actor (see {@link SystemAccess.readSession}). */
+/** What the facade reads of a live session actor (see `SystemAccess.readSession`). */
 export type SessionSnapshotView = SessionRead;
 
 /** What `session.send(event)` answers: where the session is now, and what the host must do. */
@@ -75,7 +75,7 @@ export type ToolCallResult =
   | { readonly allowed: false; readonly reason: 'burst_limit'; readonly message: string };
 
 /**
- * What a session handle needs from its rolebox: a slice of its {@link SystemAccess} and
+ * What a session handle needs from its rolebox: a slice of its `SystemAccess` and
  * its settings. Internal: hosts never implement it.
  */
 export interface SessionHost {

@@ -1,4 +1,8 @@
-// What tests (ours and our users') import from `rolebox/testing`.
+/**
+ * What tests (ours and our users') import from `rolebox/testing`.
+ *
+ * @module rolebox/testing
+ */
 
 export { seededIdSource } from '../adapters/id-sources.js';
 export type { JournalEntry, RecordedRun } from '../persistence/journal.js';
