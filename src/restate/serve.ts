@@ -105,11 +105,12 @@ export async function listen(
   return {
     port: bound,
     url: `http://${host}:${bound}`,
-    close: () =>
-      new Promise<void>((resolve) => {
-        inspection?.stop();
+    close: async () => {
+      await inspection?.stop();
+      await new Promise<void>((resolve) => {
         for (const session of sessions) session.destroy();
         server.close(() => resolve());
-      }),
+      });
+    },
   };
 }

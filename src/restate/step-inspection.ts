@@ -35,10 +35,11 @@ export class StepInspection {
     return (event) => observer.next?.(prefixed(event, prefix));
   }
 
-  /** Closes the connection. */
-  stop(): void {
-    this.#connection?.stop();
+  /** Delivers what is buffered (bounded) and closes the connection. */
+  async stop(): Promise<void> {
+    const connection = this.#connection;
     this.#connection = undefined;
+    await connection?.stop();
   }
 }
 

@@ -2,7 +2,7 @@ import { createInspector } from '@statelyai/inspect';
 import safeStableStringify from 'safe-stable-stringify';
 import NodeWebSocket from 'ws';
 import type { InspectionEvent, Observer } from 'xstate';
-import { currentArgv, currentPid } from '../base/host-process.js';
+import { currentArgv, currentPid, warnHost } from '../base/host-process.js';
 import type { RemoteCommand } from '../session/commands.js';
 
 /** A command the inspector page sends to an actor of a running rolebox. */
@@ -15,8 +15,12 @@ export type InspectorCommandHandler = (actor: string, command: InspectorCommand)
 export interface WebSocketInspector {
   /** The XState inspection observer to pass to the actor system. */
   readonly observer: Observer<InspectionEvent>;
-  /** Closes the connection and cancels any reconnection; events after this are dropped. */
-  stop(): void;
+  /**
+   * Delivers what is still buffered (waiting at most {@link STOP_FLUSH_MS} for the socket to
+   * connect and drain), then closes it and cancels any reconnection; events after this are
+   * dropped. Frames it could not deliver are counted in one warning.
+   */
+  stop(): Promise<void>;
 }
 
 const stringify = safeStableStringify.configure({ maximumDepth: 10 });
@@ -34,6 +38,13 @@ export const MAX_INSPECTOR_FRAME_BYTES = 16 * 1024 * 1024;
  */
 export const CONNECTING_BUFFER_FRAMES = 5_000;
 
+/**
+ * How long `stop()` waits for the inspector to take the frames still buffered: a host that
+ * stops right after its work (a script) must not lose the session it just ran, nor hang when
+ * no inspector runs.
+ */
+export const STOP_FLUSH_MS = 2_000;
+
 /** What the app tells the server first: it takes commands, and a name to show (`rolebox demo`). */
 function helloFrame(): string {
   const argv = currentArgv();
@@ -43,6 +54,16 @@ function helloFrame(): string {
     ?.replace(/\.[cm]?[jt]s$/, '');
   const name = [script, argv[2]].filter(Boolean).join(' ');
   return JSON.stringify({ type: 'rolebox.app', name, pid: currentPid() });
+}
+
+/** Resolves after the callbacks @statelyai/inspect has already scheduled have run. */
+function nextIdleTurn(): Promise<void> {
+  const idle = (globalThis as { requestIdleCallback?: (callback: () => void) => void })
+    .requestIdleCallback;
+  return new Promise((resolve) => {
+    if (idle !== undefined) idle(() => resolve());
+    else setTimeout(resolve, 0);
+  });
 }
 
 /** A WebSocket as both the page's and `ws` offer it (the WHATWG interface). */
@@ -62,9 +83,10 @@ function openSocket(url: string): InspectorSocket {
  * WebSocket protocol (rolebox's own, or Stately's), and takes the page's commands on the
  * same socket. It says `rolebox.app` first (its name and pid), so the server knows it takes
  * commands; a frame over {@link MAX_INSPECTOR_FRAME_BYTES} is not sent. Events wait in a
- * bounded buffer ({@link CONNECTING_BUFFER_FRAMES}) while the socket connects; a lost connection is retried every
- * second until `stop()`, which cancels everything, so a stopped rolebox never keeps its
- * process alive.
+ * bounded buffer ({@link CONNECTING_BUFFER_FRAMES}) while the socket connects; a lost
+ * connection is retried every second (the first failure is warned once) until `stop()`, which
+ * delivers what is buffered within a bound and cancels everything, so a stopped rolebox never
+ * keeps its process alive.
  */
 export function connectWebSocketInspector(
   url: string,
@@ -73,20 +95,36 @@ export function connectWebSocketInspector(
   const buffer: string[] = [];
   let socket: InspectorSocket | undefined;
   let retry: ReturnType<typeof setTimeout> | undefined;
+  // closing: stop() has begun (no more reconnecting); stopped: nothing more is sent.
+  let closing = false;
   let stopped = false;
+  let warned = false;
+  // Settles whoever waits in stop() for the socket to open (or to fail).
+  let onSettled: (() => void) | undefined;
+  const warnOnce = (message: string) => {
+    if (warned) return;
+    warned = true;
+    warnHost(message);
+  };
 
   const connect = () => {
-    if (stopped) return;
+    if (closing) return;
     const ws = openSocket(url);
     socket = ws;
     ws.addEventListener('open', () => {
       ws.send(helloFrame());
       for (const frame of buffer.splice(0)) ws.send(frame);
+      onSettled?.();
     });
     ws.addEventListener('message', (event) => handleCommand(ws, String(event.data)));
-    ws.addEventListener('error', () => {});
+    ws.addEventListener('error', () => {
+      warnOnce(
+        `the inspector at ${url} cannot be reached (is \`rolebox inspect\` running?); retrying every second`,
+      );
+    });
     ws.addEventListener('close', () => {
-      if (stopped) return;
+      onSettled?.();
+      if (closing) return;
       retry = setTimeout(connect, 1_000);
       // In Node a retry alone must not keep the process alive (a page has no unref).
       (retry as { unref?: () => void }).unref?.();
@@ -138,9 +176,44 @@ export function connectWebSocketInspector(
   inspector.start();
   return {
     observer: inspector.inspect as Observer<InspectionEvent>,
-    stop() {
-      stopped = true;
+    async stop() {
+      if (closing) return;
+      closing = true;
       if (retry) clearTimeout(retry);
+      // @statelyai/inspect hands each event over a turn later (setTimeout 0; an idle callback
+      // in a page): let the ones already scheduled reach the buffer first.
+      await nextIdleTurn();
+      const deadline = Date.now() + STOP_FLUSH_MS;
+      const waitFor = (ready: () => boolean) =>
+        new Promise<void>((resolve) => {
+          const check = () => {
+            if (ready() || Date.now() >= deadline) return resolve();
+            // The socket reports open or close through onSettled; draining it has no event.
+            const timer = setTimeout(check, 10);
+            onSettled = () => {
+              clearTimeout(timer);
+              check();
+            };
+          };
+          check();
+        });
+      // Still connecting with frames to send: give it the bound to open.
+      if (buffer.length > 0 && socket?.readyState === 0) {
+        await waitFor(() => socket?.readyState !== 0);
+      }
+      if (socket?.readyState === OPEN) {
+        const sending = socket as InspectorSocket & { bufferedAmount?: number };
+        await waitFor(() => (sending.bufferedAmount ?? 0) === 0);
+      }
+      onSettled = undefined;
+      if (buffer.length > 0) {
+        warned = false;
+        warnOnce(
+          `the inspector at ${url} was not reached before the rolebox stopped: ${buffer.length} frame(s) not delivered`,
+        );
+      }
+      stopped = true;
+      buffer.length = 0;
       socket?.close();
     },
   };

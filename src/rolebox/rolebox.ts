@@ -506,7 +506,7 @@ export class Rolebox {
       }
     }
     this.#options.dispatcher?.close?.();
-    this.#inspection?.connection?.stop();
+    await this.#inspection?.connection?.stop();
     this.#state = 'stopped';
   }
 
