@@ -1,14 +1,18 @@
 import { readdir, readFile } from 'node:fs/promises';
 import { join } from 'node:path';
-import { parseDocument, YAMLParseError } from 'yaml';
+import { parseDocument, YAMLError } from 'yaml';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { checkCatalog } from './catalog.js';
 import {
-  checkFunctionSpec,
+  type CheckedSpec,
   type DefineFunctionOptions,
   type DefinitionIssue,
+  type DefinitionOutline,
+  definitionError,
+  examineFunctionSpec,
   type FunctionDefinition,
-  formatDefinitionIssues,
+  oneDefinitionHeading,
 } from './definition.js';
 
 /** A markdown file split into its YAML frontmatter text and its body. */
@@ -36,7 +40,7 @@ export type FunctionMarkdownOptions = Omit<DefineFunctionOptions, 'body'>;
 export function checkFunctionMarkdown(
   text: string,
   options: FunctionMarkdownOptions = {},
-): { definition?: FunctionDefinition; issues: DefinitionIssue[]; warnings: string[] } {
+): CheckedSpec {
   const file = options.source;
   const at = file === undefined ? {} : { file };
   const split = typeof text === 'string' ? splitFrontmatter(text) : undefined;
@@ -61,26 +65,28 @@ export function checkFunctionMarkdown(
     const [error] = document.errors;
     if (error) throw error;
     for (const warning of document.warnings)
-      yamlWarnings.push(`${file ? `${file}: ` : ''}YAML: ${warning.message.split('\n')[0]}`);
+      yamlWarnings.push(`${file ? `${file}: ` : ''}YAML: ${yamlProblem(warning)}`);
     spec = document.toJS();
   } catch (error) {
-    const where =
-      error instanceof YAMLParseError && error.linePos
-        ? ` at line ${error.linePos[0].line + 1}`
-        : '';
     return {
-      issues: [
-        {
-          ...at,
-          field: '(frontmatter)',
-          message: `invalid YAML${where}: ${String((error as Error)?.message ?? error).split('\n')[0]}`,
-        },
-      ],
+      issues: [{ ...at, field: '(frontmatter)', message: `invalid YAML: ${yamlProblem(error)}` }],
       warnings: [],
     };
   }
-  const checked = checkFunctionSpec(spec, { ...options, body: split.body });
+  const checked = examineFunctionSpec(spec, { ...options, body: split.body });
   return { ...checked, warnings: [...yamlWarnings, ...checked.warnings] };
+}
+
+/**
+ * A YAML error or warning in one line, `<what> at line <l>, column <c>`, counting lines of
+ * the file: the frontmatter starts on its second line. (YAML's own message counts from the
+ * frontmatter and ends with that place, which would say it twice, differently.)
+ */
+function yamlProblem(error: unknown): string {
+  const text = String((error as Error)?.message ?? error).split('\n')[0] as string;
+  if (!(error instanceof YAMLError) || !error.linePos) return text;
+  const { line, col } = error.linePos[0];
+  return `${text.replace(/ at line \d+, column \d+:?$/, '')} at line ${line + 1}, column ${col}`;
 }
 
 /**
@@ -95,36 +101,47 @@ export function parseFunctionMarkdown(
   text: string,
   options: FunctionMarkdownOptions = {},
 ): FunctionDefinition {
-  const { definition, issues, warnings } = checkFunctionMarkdown(text, options);
-  if (!definition) {
-    throw new RoleboxError(
-      'invalid_function_definition',
-      `invalid function definition${options.source ? ` in ${options.source}` : ''}:\n${formatDefinitionIssues(issues)}`,
-      { issues },
-    );
-  }
+  checkOptionNames(options, MARKDOWN_OPTIONS, 'parseFunctionMarkdown options');
+  const { definition, issues, warnings, outline } = checkFunctionMarkdown(text, options);
+  if (!definition)
+    throw definitionError(oneDefinitionHeading(outline?.name, options.source), issues, {
+      oneDefinition: true,
+    });
   const warn =
     options.onWarning ?? ((message: string) => process.emitWarning(message, 'RoleboxWarning'));
   for (const warning of warnings) warn(warning);
   return definition;
 }
 
+const MARKDOWN_OPTIONS = Object.keys({
+  conditions: true,
+  source: true,
+  onWarning: true,
+} satisfies Record<keyof FunctionMarkdownOptions, true>);
+
 /** Options of {@link loadFunctions}. */
 export type LoadFunctionsOptions = Omit<DefineFunctionOptions, 'source' | 'body'>;
+
+const LOAD_OPTIONS = Object.keys({
+  conditions: true,
+  onWarning: true,
+} satisfies Record<keyof LoadFunctionsOptions, true>);
 
 /**
  * Reads every `*.md` file in `dir` (not recursive, in name order), each a function
  * definition in YAML frontmatter with its instructions as the body.
  *
  * Returns: the validated definitions.
- * Throws: `invalid_function_definition` listing every offending file, field and value at
- * once (bad YAML, missing frontmatter, schema errors, bad conditions, duplicates, transitions
- * to undefined functions); `invalid_argument` when `dir` cannot be read.
+ * Throws: `invalid_function_definition` listing every problem of every file at once, each
+ * with its file, function, field and value (bad YAML, missing frontmatter, schema errors,
+ * bad conditions, duplicates, transitions to undefined functions; `details.issues`);
+ * `invalid_argument` when `dir` cannot be read or for an unknown option.
  */
 export async function loadFunctions(
   dir: string,
   options: LoadFunctionsOptions = {},
 ): Promise<FunctionDefinition[]> {
+  checkOptionNames(options, LOAD_OPTIONS, 'loadFunctions options');
   let names: string[];
   try {
     names = (await readdir(dir, { withFileTypes: true }))
@@ -144,6 +161,9 @@ export async function loadFunctions(
   const issues: DefinitionIssue[] = [];
   const warnings: string[] = [];
   const definitions: FunctionDefinition[] = [];
+  // Every file with a valid name takes part in the checks across files, even one with
+  // problems of its own: its name is defined, and its transitions are checked.
+  const outlines: DefinitionOutline[] = [];
   for (const name of names) {
     const file = join(dir, name);
     const checked = checkFunctionMarkdown(await readFile(file, 'utf8'), {
@@ -153,16 +173,15 @@ export async function loadFunctions(
     issues.push(...checked.issues);
     warnings.push(...checked.warnings);
     if (checked.definition) definitions.push(checked.definition);
+    if (checked.outline) outlines.push(checked.outline);
   }
-  issues.push(...checkCatalog(definitions));
+  issues.push(...checkCatalog(outlines));
   if (issues.length > 0) {
-    throw new RoleboxError(
-      'invalid_function_definition',
-      `invalid function definitions in ${dir}:\n${formatDefinitionIssues(issues)}`,
-      {
-        issues,
-      },
-    );
+    // One file's problems together, files in the order they were read.
+    const order = new Map(names.map((name, index) => [join(dir, name), index]));
+    const rank = (issue: DefinitionIssue) => order.get(issue.file ?? '') ?? names.length;
+    issues.sort((a, b) => rank(a) - rank(b));
+    throw definitionError(`invalid function definitions in ${dir}`, issues, { dir }, { dir });
   }
   const warn =
     options.onWarning ?? ((message: string) => process.emitWarning(message, 'RoleboxWarning'));

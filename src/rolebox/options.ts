@@ -161,7 +161,7 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
     maxLiveSessions: whole('maxLiveSessions', options.maxLiveSessions, 10_000, 1),
     shards: whole('shards', options.shards, DEFAULT_SHARDS, 1),
     leaseMs: whole('leaseMs', options.leaseMs, 30_000, 10),
-    catalog: new FunctionCatalog(options.functions ?? []),
+    catalog: new FunctionCatalog(options.functions ?? [], options.conditions),
     conditions: options.conditions ?? defaultConditionRegistry,
     clock: options.clock ?? realClock,
     ids: options.ids ?? nanoidIdSource,
