@@ -13,6 +13,8 @@ describe('closestName', () => {
     ['condtions', 'conditions'],
     ['sotre', 'store'],
     ['id', 'ids'],
+    ['conditionsRegistry', 'conditions'],
+    ['storePath', 'store'],
   ])('%j → %j', (name, meant) => {
     expect(closestName(name, KNOWN)).toBe(meant);
   });

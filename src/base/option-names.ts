@@ -9,17 +9,22 @@ import { setOwn } from './own-keys.js';
 /**
  * The name of `candidates` that `name` most likely misspells, if one is close enough: the
  * same once case, `_` and `-` are ignored (`save_debounce_ms` → `saveDebounceMs`), a start
- * of it (`idle` → `idleMs`), or a few letters off (`functons` → `functions`).
+ * of it or it a start of the name (`idle` → `idleMs`, `stateDirectory` → `stateDir`), or a
+ * few letters off (`functons` → `functions`).
  */
 export function closestName(name: string, candidates: readonly string[]): string | undefined {
   const wanted = normalized(name);
   if (wanted === '') return undefined;
   const same = candidates.find((candidate) => normalized(candidate) === wanted);
   if (same !== undefined) return same;
-  if (wanted.length >= 3) {
-    const extended = candidates.find((candidate) => normalized(candidate).startsWith(wanted));
-    if (extended !== undefined) return extended;
-  }
+  // One a start of the other (`idle` → `idleMs`, `stateDirectory` → `stateDir`), when the
+  // shorter is long enough to mean something.
+  const prefixed = candidates.find((candidate) => {
+    const known = normalized(candidate);
+    const [shorter, longer] = known.length < wanted.length ? [known, wanted] : [wanted, known];
+    return shorter.length >= 3 && longer.startsWith(shorter);
+  });
+  if (prefixed !== undefined) return prefixed;
   // Past a few letters the distance no longer means "a typo of".
   const allowed = wanted.length <= 4 ? 1 : wanted.length <= 8 ? 2 : 3;
   let best: string | undefined;
@@ -38,13 +43,18 @@ export function closestName(name: string, candidates: readonly string[]): string
  * Refuses `options` unless it is an object whose own names are all in `known`.
  *
  * Expects: `where` names the options in messages, e.g. `createRolebox options` or
- * `createRolebox limits`. Names are looked up as own names of a set, so `constructor`,
+ * `createRolebox limits`, and `noun` what one name is (`option`, `limit`). Names are looked up as own names of a set, so `constructor`,
  * `toString` and an own `__proto__` are unknown names like any other.
  * Throws: `invalid_argument` for a value that is not an object (`null`, an array, a
  * string…), or naming every unknown name, the closest known one when it is a likely typo,
  * and the known names; `details` has `unknown`, `suggestions` (unknown → meant) and `known`.
  */
-export function checkOptionNames(options: unknown, known: readonly string[], where: string): void {
+export function checkOptionNames(
+  options: unknown,
+  known: readonly string[],
+  where: string,
+  noun = 'option',
+): void {
   if (typeof options !== 'object' || options === null || Array.isArray(options)) {
     throw new RoleboxError(
       'invalid_argument',
@@ -64,7 +74,7 @@ export function checkOptionNames(options: unknown, known: readonly string[], whe
   });
   throw new RoleboxError(
     'invalid_argument',
-    `${where}: unknown option${unknown.length === 1 ? '' : 's'} ${named.join(', ')}; known: ${known.join(', ') || '(none)'}`,
+    `${where}: unknown ${noun}${unknown.length === 1 ? '' : 's'} ${named.join(', ')}; known: ${known.join(', ') || '(none)'}`,
     { where, unknown, suggestions, known: [...known] },
   );
 }
