@@ -54,6 +54,13 @@ describe('createRolebox options', () => {
     );
   });
 
+  it('refuses a hole in functions like any other missing definition', () => {
+    // biome-ignore lint/suspicious/noSparseArray: the hole is the case.
+    const error = errorOf(() => createRolebox({ functions: [,] as never }));
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toContain('functions[0]: not an object, got undefined');
+  });
+
   it('takes every known name, set or not', () => {
     const unset = Object.fromEntries(ROLEBOX_OPTION_NAMES.map((name) => [name, undefined]));
     expect(() => createRolebox(unset)).not.toThrow();
@@ -133,6 +140,9 @@ describe('createPipeline options', () => {
     [{ constructor: 1 }, 'createPipeline options: unknown option "constructor"; known: policies,'],
     [{ limit: {} }, 'createPipeline options: unknown option "limit" (did you mean "limits"?)'],
     [null, 'createPipeline options must be an object, got null'],
+    [{ policies: 0 }, 'policies must be an array of policies, got 0'],
+    [{ telemetry: { tracerProvider: [] } }, 'telemetry.tracerProvider must implement getTracer'],
+    [{ telemetry: { meterProvider: {} } }, 'telemetry.meterProvider must implement getMeter'],
   ])('refuses %j', (options, message) => {
     const error = errorOf(() => createPipeline(options as never));
     expect(error.code).toBe('invalid_argument');

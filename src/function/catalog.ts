@@ -207,10 +207,12 @@ export class FunctionCatalog {
     definitions: readonly FunctionDefinition[],
     conditions: ConditionRegistry = defaultConditionRegistry,
   ) {
-    const misshapen = definitions.flatMap((definition, index) => {
-      const problem = definitionShapeProblem(definition);
-      return problem === undefined ? [] : [`functions[${index}]: ${problem}`];
-    });
+    const misshapen: string[] = [];
+    // By index, not flatMap: a hole in a sparse array is a missing definition too.
+    for (let index = 0; index < definitions.length; index++) {
+      const problem = definitionShapeProblem(definitions[index]);
+      if (problem !== undefined) misshapen.push(`functions[${index}]: ${problem}`);
+    }
     if (misshapen.length > 0) {
       throw new RoleboxError(
         'invalid_argument',

@@ -129,8 +129,17 @@ export class Pipeline {
 
   constructor(options: PipelineOptions = {}) {
     checkOptionNames(options, PIPELINE_OPTION_NAMES, 'createPipeline options');
-    if (options.telemetry !== undefined)
+    if (options.telemetry !== undefined) {
       checkOptionNames(options.telemetry, TELEMETRY_OPTION_NAMES, 'createPipeline telemetry');
+      requireMethods('telemetry.meterProvider', options.telemetry.meterProvider, ['getMeter']);
+      requireMethods('telemetry.tracerProvider', options.telemetry.tracerProvider, ['getTracer']);
+    }
+    if (options.policies !== undefined && !Array.isArray(options.policies))
+      throw new RoleboxError(
+        'invalid_argument',
+        `policies must be an array of policies, got ${describeValue(options.policies)}`,
+        { option: 'policies' },
+      );
     requireMethods('store', options.store, ['loadByPrefix', 'save', 'delete']);
     requireMethods('sourceEvents', options.sourceEvents, [
       'tryDedupe',
