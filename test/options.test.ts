@@ -1,7 +1,9 @@
 import { describe, expect, it } from 'vitest';
+import { startInspectorServer } from '../inspector/server.js';
 import { MemorySnapshotStore } from '../src/adapters/memory-snapshot-store.js';
 import { SqliteSnapshotStore } from '../src/adapters/sqlite-snapshot-store.js';
 import { CommandDispatcher, createPipeline, createRolebox } from '../src/index.js';
+import { debounce, outerTimeout, throttle } from '../src/pipeline/index.js';
 import {
   createRestateRolebox,
   roleboxSessionObject,
@@ -147,6 +149,29 @@ describe('createPipeline options', () => {
     const error = errorOf(() => createPipeline(options as never));
     expect(error.code).toBe('invalid_argument');
     expect(error.message.startsWith(message)).toBe(true);
+  });
+});
+
+describe('the inspector server and the pipeline guards', () => {
+  it('startInspectorServer refuses an unknown option before it starts anything', async () => {
+    const error = await rejectionOf(() => startInspectorServer({ prot: 0 } as never));
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toMatch(
+      /^startInspectorServer options: unknown option "prot" \(did you mean "port"\?\); known: port, host, token,/,
+    );
+  });
+
+  it.each([
+    ['debounce', debounce],
+    ['throttle', throttle],
+    ['outerTimeout', outerTimeout],
+  ] as const)('%s refuses an unknown option', async (name, guard) => {
+    const error = await rejectionOf(() =>
+      guard({} as never, { lane: 'l', ms: 10, mss: 1 } as never),
+    );
+    expect(error.message).toBe(
+      `${name} options: unknown option "mss" (did you mean "ms"?); known: lane, ms`,
+    );
   });
 });
 
