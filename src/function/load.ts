@@ -166,10 +166,19 @@ export async function loadFunctions(
   const outlines: DefinitionOutline[] = [];
   for (const name of names) {
     const file = join(dir, name);
-    const checked = checkFunctionMarkdown(await readFile(file, 'utf8'), {
-      ...options,
-      source: file,
-    });
+    let text: string;
+    try {
+      text = await readFile(file, 'utf8');
+    } catch (error) {
+      // One file that cannot be read is one problem among the others, not the end of the load.
+      issues.push({
+        file,
+        field: '(file)',
+        message: `cannot be read: ${(error as Error)?.message ?? String(error)}`,
+      });
+      continue;
+    }
+    const checked = checkFunctionMarkdown(text, { ...options, source: file });
     issues.push(...checked.issues);
     warnings.push(...checked.warnings);
     if (checked.definition) definitions.push(checked.definition);
