@@ -22,6 +22,7 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { realClock } from '../src/adapters/real-clock.js';
+import { checkOptionNames } from '../src/base/option-names.js';
 import { describeValue, RoleboxError } from '../src/errors.js';
 import type { Clock, TimerHandle } from '../src/ports/clock.js';
 import { RUNTIME_EVENT_TYPES } from '../src/session/runtime-event-schema.js';
@@ -255,7 +256,8 @@ type Frame = Record<string, unknown>;
  * and with its per-run token, a browser app only from an allowed origin; hostile frames
  * (not JSON, too big, too deep, unknown) are dropped with a logged reason; what it keeps is
  * bounded in bytes; commands go only to the app that reported the actor.
- * Throws: `invalid_argument` for an option out of range (nothing is started).
+ * Throws: `invalid_argument` for an option out of range or an unknown option name (nothing
+ * is started).
  */
 export async function startInspectorServer(
   options: InspectorServerOptions = {},
@@ -820,7 +822,25 @@ type Settings = Required<
 >;
 
 /** The bounds in effect; throws `invalid_argument` naming an option out of range. */
+const INSPECTOR_OPTION_NAMES = Object.keys({
+  port: true,
+  host: true,
+  token: true,
+  appOrigins: true,
+  historyLimit: true,
+  actorLimit: true,
+  maxKeptBytes: true,
+  maxFrameBytes: true,
+  maxDepth: true,
+  pageBufferBytes: true,
+  commandTimeoutMs: true,
+  maxPendingCommands: true,
+  clock: true,
+  log: true,
+} satisfies Record<keyof InspectorServerOptions, true>);
+
 function checkOptions(options: InspectorServerOptions): Settings {
+  checkOptionNames(options, INSPECTOR_OPTION_NAMES, 'startInspectorServer options');
   const settings = { ...INSPECTOR_DEFAULTS } as Record<keyof Settings, number>;
   for (const key of Object.keys(INSPECTOR_DEFAULTS) as (keyof Settings)[]) {
     const value = options[key];

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  createPipeline,
   createRolebox,
   defineFunction,
   isRoleboxError,
@@ -10,6 +11,8 @@ import {
   type SessionHandle,
   SIGNAL_TYPES,
 } from '../src/index.js';
+import { CommandDispatcher } from '../src/node.js';
+import { ROLEBOX_OPTION_NAMES } from '../src/rolebox/options.js';
 import {
   ScriptedDispatcher,
   SimulatedClock,
@@ -249,6 +252,190 @@ describe('the facade under random call sequences', () => {
         },
       ),
       fuzzSettings(10_000),
+    );
+  });
+});
+
+describe('random option objects', () => {
+  // createRolebox, createPipeline and CommandDispatcher given any options object: a good
+  // one, a misspelt or prototype-named option, a value of any kind, a list of functions
+  // with junk in it. Each either builds or throws a RoleboxError, never anything else.
+  const anyValue = fc.anything({
+    key: fc.oneof(
+      fc.constantFrom('__proto__', 'constructor', 'toString', 'url', 'name'),
+      fc.string({ maxLength: 6 }),
+    ),
+    maxDepth: 3,
+    withBigInt: true,
+    withDate: true,
+    withMap: true,
+    withNullPrototype: true,
+    withSparseArray: true,
+  });
+  const PROTOTYPE_NAMES = ['__proto__', 'constructor', 'toString', 'valueOf', 'hasOwnProperty'];
+  const optionsFrom = (
+    names: readonly string[],
+    values: Readonly<Record<string, fc.Arbitrary<unknown>>>,
+  ) =>
+    fc.oneof(
+      fc
+        .array(
+          fc.tuple(
+            fc.oneof(
+              { arbitrary: fc.constantFrom(...names), weight: 4 },
+              { arbitrary: fc.constantFrom(...PROTOTYPE_NAMES), weight: 1 },
+              { arbitrary: fc.string({ maxLength: 8 }), weight: 1 },
+            ),
+            fc.boolean(),
+            anyValue,
+          ),
+          { maxLength: 5 },
+        )
+        .chain((entries) =>
+          fc
+            .tuple(
+              ...entries.map(([name, good]) =>
+                good && Object.hasOwn(values, name)
+                  ? (values[name] as fc.Arbitrary<unknown>)
+                  : anyValue,
+              ),
+            )
+            .map((chosen) => {
+              const options: Record<string, unknown> = {};
+              entries.forEach(([name], index) => {
+                // Own properties, `__proto__` included, as JSON.parse makes them.
+                Object.defineProperty(options, name, {
+                  value: chosen[index],
+                  enumerable: true,
+                  configurable: true,
+                  writable: true,
+                });
+              });
+              return options;
+            }),
+        ),
+      { arbitrary: anyValue, weight: 1 },
+    );
+  const definitions = fc.array(
+    fc.oneof(
+      fc.constantFrom(...FUNCTIONS),
+      fc.constantFrom(...FUNCTIONS).map((definition) => JSON.parse(JSON.stringify(definition))),
+      fc
+        .constantFrom(...FUNCTIONS)
+        .chain((definition) =>
+          fc
+            .tuple(fc.constantFrom(...Object.keys(definition)), anyValue)
+            .map(([key, value]) => ({ ...definition, [key]: value })),
+        ),
+      anyValue,
+    ),
+    { maxLength: 4 },
+  );
+  const wholeNumber = fc.oneof(
+    fc.integer({ min: -1, max: 100_000 }),
+    fc.constant(Number.POSITIVE_INFINITY),
+  );
+  const roleboxValues: Record<string, fc.Arbitrary<unknown>> = {
+    functions: definitions,
+    limits: optionsFrom(
+      ['maxIterations', 'defaultIterations', 'maxToolBurst', 'continuationCooldowns'],
+      {
+        maxIterations: wholeNumber,
+        defaultIterations: wholeNumber,
+        maxToolBurst: wholeNumber,
+        continuationCooldowns: fc.dictionary(
+          fc.constantFrom('1', '3', 'x', '__proto__'),
+          wholeNumber,
+        ),
+      },
+    ),
+    inspect: fc.constantFrom({ url: 'ws://127.0.0.1:1' }, { url: 'http://x' }, 'stately', () => {}),
+    clock: fc.constant(new SimulatedClock(0)),
+    ids: fc.constant(seededIdSource(1)),
+    store: fc.constant(new MemorySnapshotStore()),
+    strictSessions: fc.boolean(),
+    journal: fc.boolean(),
+    saveDebounceMs: wholeNumber,
+    idleMs: wholeNumber,
+    maxLiveSessions: wholeNumber,
+    shards: wholeNumber,
+    leaseMs: wholeNumber,
+  };
+
+  /** Runs `build`; passes when it returns or throws a RoleboxError. */
+  const buildsOrRefuses = (label: string, build: () => unknown) => {
+    try {
+      build();
+    } catch (error) {
+      if (!isRoleboxError(error))
+        throw new Error(`${label} threw ${String((error as Error)?.stack ?? error)}`);
+    }
+  };
+
+  it('createRolebox builds or throws a RoleboxError', () => {
+    fc.assert(
+      fc.property(optionsFrom(ROLEBOX_OPTION_NAMES, roleboxValues), (options) => {
+        buildsOrRefuses('createRolebox', () => createRolebox(options as never));
+      }),
+      fuzzSettings(2_000),
+    );
+  });
+
+  it('createPipeline and CommandDispatcher build or throw a RoleboxError', () => {
+    const pipelineNames = [
+      'policies',
+      'store',
+      'sourceEvents',
+      'guards',
+      'clock',
+      'ids',
+      'limits',
+      'telemetry',
+      'onError',
+    ];
+    const dispatcherNames = [
+      'command',
+      'stateDir',
+      'cwd',
+      'env',
+      'clock',
+      'ids',
+      'killGraceMs',
+      'orphanCheckMs',
+      'maxOutputBytes',
+      'onDispatchPoint',
+    ];
+    fc.assert(
+      fc.property(
+        optionsFrom(pipelineNames, {
+          limits: optionsFrom(['maxSteps', 'runHistory'], {
+            maxSteps: wholeNumber,
+            runHistory: wholeNumber,
+          }),
+          telemetry: optionsFrom(['meterProvider', 'tracerProvider'], {}),
+          clock: fc.constant(new SimulatedClock(0)),
+          policies: fc.constant([]),
+        }),
+        optionsFrom(dispatcherNames, {
+          command: fc.constantFrom('cat', ' ', ''),
+          stateDir: fc.constantFrom('/tmp/rolebox-fuzz-unused', ''),
+          env: fc.dictionary(
+            fc.string({ maxLength: 3 }),
+            fc.oneof(fc.string({ maxLength: 3 }), anyValue),
+          ),
+          killGraceMs: wholeNumber,
+          maxOutputBytes: wholeNumber,
+        }),
+        (pipelineOptions, dispatcherOptions) => {
+          buildsOrRefuses('createPipeline', () => createPipeline(pipelineOptions as never));
+          // Building a dispatcher touches no file and starts no process.
+          buildsOrRefuses(
+            'CommandDispatcher',
+            () => new CommandDispatcher(dispatcherOptions as never),
+          );
+        },
+      ),
+      fuzzSettings(2_000),
     );
   });
 });

@@ -4,6 +4,7 @@ import { parseToolCallText } from '../src/base/tool-call.js';
 import {
   ConditionRegistry,
   checkFunctionSpec,
+  type DefinitionIssue,
   defineFunction,
   type ErrorCode,
   formatCondition,
@@ -18,6 +19,7 @@ import { parseLoopCommand } from '../src/loop/parse-loop-command.js';
 import { parseRuntimeEvent } from '../src/session/runtime-event-schema.js';
 import { parseSignalText } from '../src/signal/parse-signal-text.js';
 import { parseSignalArgs } from '../src/signal/schema.js';
+import { errorOf } from './support/errors.js';
 
 // Every parser answers arbitrary input with a result or a RoleboxError of its own codes:
 // never another error type, never a hang. ROLEBOX_FUZZ_RUNS sets the cases per property
@@ -507,6 +509,117 @@ describe('function definitions', () => {
         expect(checked.definition === undefined).toBe(checked.issues.length > 0);
       }),
       settings,
+    );
+  });
+});
+
+describe('definition-shaped objects', () => {
+  // Objects with a definition's keys, each holding a good, a bad or an odd value, so the
+  // search reaches the condition, transition and observe checks behind the shape check.
+  const condition = fc.oneof(
+    fc.constantFrom(
+      'signal_observed(answer)',
+      'user_approval()',
+      'nope()',
+      'signal_observed(answr)',
+      'all(user_approval(), not(evidence_met()))',
+      'any(',
+      'gate',
+      '',
+      { not: 'nope()' },
+      { all: ['user_approval()', 'x('] },
+      { any: 'user_approval()' },
+    ),
+    anyValue,
+  );
+  const name = fc.oneof(
+    fc.constantFrom('a', 'b-c', 'review', 'Bad Name', '', '__proto__', 'constructor'),
+    anyValue,
+  );
+  const names = fc.oneof(name, fc.array(name, { maxLength: 3 }));
+  const transition = fc.oneof(
+    fc.record(
+      { when: condition, activate: names, deactivate: names, otherwise: anyValue },
+      { requiredKeys: [] },
+    ),
+    anyValue,
+  );
+  const text = fc.oneof(
+    fc.constantFrom('signal', 'write_file', 'notes', '设计文档', 'a(b)', ''),
+    anyValue,
+  );
+  const observeEntry = fc.oneof(
+    fc.record(
+      { tool: text, capture_payload_as: text, set_evidence: text, capture: anyValue },
+      { requiredKeys: [] },
+    ),
+    anyValue,
+  );
+  const list = <T>(item: fc.Arbitrary<T>) => fc.oneof(fc.array(item, { maxLength: 3 }), anyValue);
+  const definitionLike = fc.record(
+    {
+      name,
+      description: text,
+      gate: condition,
+      continue_until: condition,
+      continue_max: fc.oneof(fc.integer({ min: -2, max: 9 }), anyValue),
+      transitions: list(transition),
+      observe: list(observeEntry),
+      requires_evidence: list(text),
+      gaet: anyValue,
+      constructor: anyValue,
+    },
+    { requiredKeys: [] },
+  );
+  // Each case builds and checks large values: a fifth of the cases of the other properties.
+  const fewer = { numRuns: Math.max(1, Math.round(RUNS / 5)) };
+  const key = (issue: DefinitionIssue) => `${issue.field}|${issue.message}`;
+  /** Issues not at `field` (or inside it). */
+  const besides = (issues: readonly DefinitionIssue[], field: string) =>
+    issues
+      .filter((issue) => issue.field !== field && !issue.field.startsWith(`${field}.`))
+      .map(key);
+
+  it('defineFunction answers with a definition or one error naming each place once', () => {
+    fc.assert(
+      fc.property(definitionLike, (spec) => {
+        answers(() => defineFunction(spec as never, quiet), ['invalid_function_definition']);
+        const { definition, issues } = checkFunctionSpec(spec, quiet);
+        expect(definition === undefined).toBe(issues.length > 0);
+        for (const issue of issues) {
+          expect(typeof issue.field).toBe('string');
+          expect(typeof issue.message).toBe('string');
+          expect(issue.message.startsWith(`${issue.field}:`), issue.message).toBe(false);
+        }
+        if (definition === undefined) {
+          const { message } = errorOf(() => defineFunction(spec as never, quiet));
+          expect(message, message).not.toMatch(/(?:^|\s)([^\s:]+): \1: /m);
+        }
+      }),
+      fewer,
+    );
+  });
+
+  it('a problem of one kind never hides a problem of another: every problem is reported at once', () => {
+    fc.assert(
+      fc.property(definitionLike, fc.constantFrom('five', -1, 1.5), (spec, badMax) => {
+        const alone = checkFunctionSpec(spec, quiet).issues;
+        // A schema problem added: every other problem is still reported.
+        const withSchemaProblem = checkFunctionSpec(
+          { ...spec, continue_max: badMax },
+          quiet,
+        ).issues;
+        expect(besides(withSchemaProblem, 'continue_max')).toEqual(besides(alone, 'continue_max'));
+        // A condition problem added: likewise.
+        const withConditionProblem = checkFunctionSpec(
+          { ...spec, continue_until: 'nope()' },
+          quiet,
+        ).issues;
+        expect(besides(withConditionProblem, 'continue_until')).toEqual(
+          besides(alone, 'continue_until'),
+        );
+      }),
+      fewer,
     );
   });
 });

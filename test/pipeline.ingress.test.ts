@@ -282,7 +282,13 @@ describe('entry points', () => {
       'pipeline limit maxSteps must be a whole number ≥ 1, got 0',
     );
     expect(errorOf(() => testPipeline([], { limits: { maxStep: 3 } as never })).message).toBe(
-      'unknown pipeline limit "maxStep"',
+      'createPipeline limits: unknown limit "maxStep" (did you mean "maxSteps"?); known: maxSteps, dedupeWindowMs, scopeLockMs, windowTtlMs, guardTtlMs, lockRetryMs, runHistory',
+    );
+    expect(errorOf(() => testPipeline([], { polices: [] } as never)).message).toBe(
+      'createPipeline options: unknown option "polices" (did you mean "policies"?); known: policies, store, sourceEvents, guards, clock, ids, limits, telemetry, onError',
+    );
+    expect(errorOf(() => testPipeline([], { telemetry: { meter: {} } } as never)).message).toBe(
+      'createPipeline telemetry: unknown option "meter" (did you mean "meterProvider"?); known: meterProvider, tracerProvider',
     );
     expect(errorOf(() => testPipeline([], { store: {} as never })).message).toMatch(
       /^store must implement loadByPrefix, save, delete/,

@@ -139,7 +139,9 @@ describe('tables keyed by a name', () => {
     for (const limits of [{ toString: 5 }, JSON.parse('{"__proto__": 5}')]) {
       const error = errorOf(() => testPipeline([], { limits }));
       expect(error.code).toBe('invalid_argument');
-      expect(error.message).toMatch(/^unknown pipeline limit "(toString|__proto__)"$/);
+      expect(error.message).toMatch(
+        /^createPipeline limits: unknown limit "(toString|__proto__)"; known: maxSteps, /,
+      );
     }
   });
 

@@ -3,7 +3,7 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assign } from 'xstate';
 import { createLoopMachine } from '../machines/index.js';
-import { createRolebox } from '../src/index.js';
+import { ConditionRegistry, createRolebox, defineFunction } from '../src/index.js';
 import {
   formatReplayReport,
   type RecordedRun,
@@ -15,7 +15,7 @@ import {
   settle,
   writeRunFile,
 } from '../src/testing/index.js';
-import { rejectionOf } from './support/errors.js';
+import { errorOf, rejectionOf } from './support/errors.js';
 
 const fixtures = join(import.meta.dirname, 'fixtures');
 const names = (await readdir(fixtures)).filter((name) => name.endsWith('.run.json')).sort();
@@ -128,6 +128,40 @@ describe('recording a run in your own tests', () => {
     await mkdir(dirname(path), { recursive: true });
     await writeRunFile(path, run);
     expect(replay(await readRunFile(path)).ok).toBe(true);
+  });
+
+  it('replays a run whose functions use conditions of a registry of their own', async () => {
+    const conditions = new ConditionRegistry();
+    conditions.register('reviewed', {
+      argument: 'none',
+      evaluate: (_arg, env) => env.kv.reviewed === true,
+    });
+    const review = defineFunction(
+      { name: 'review', gate: 'reviewed', continue_until: 'reviewed' },
+      { conditions },
+    );
+    const rb = createRolebox({
+      functions: [review],
+      conditions,
+      clock: new SimulatedClock(0),
+      ids: seededIdSource(1),
+      journal: true,
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 'r' });
+    session.activate('review');
+    session.setKv('review', 'reviewed', true);
+    session.idle();
+    const run = rb.recordRun();
+    await rb.stop();
+    expect(replay(run, { conditions }).ok).toBe(true);
+    // Without it the definitions name a condition the replay does not know: refused whole.
+    const error = errorOf(() => replay(run));
+    expect(error.code).toBe('invalid_function_definition');
+    expect(error.message).toContain('function review: gate: unknown condition "reviewed"');
+    expect(errorOf(() => replay(run, { condition: conditions } as never)).message).toBe(
+      'replay options: unknown option "condition" (did you mean "conditions"?); known: functions, conditions, machines, limits',
+    );
   });
 
   it('refuses to record without journal, and refuses files that are not runs', async () => {

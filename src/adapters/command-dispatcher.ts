@@ -2,6 +2,7 @@ import { type ChildProcess, spawn } from 'node:child_process';
 import { type FSWatcher, readdirSync, readFileSync, watch } from 'node:fs';
 import { link, mkdir, open, readFile, rename, rm, stat, writeFile } from 'node:fs/promises';
 import { join, resolve } from 'node:path';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type {
@@ -62,6 +63,67 @@ export interface CommandDispatcherOptions {
    * there, or kills its process, to leave the files a crash at that point leaves.
    */
   readonly onDispatchPoint?: (point: DispatchPoint) => void;
+}
+
+const COMMAND_DISPATCHER_OPTION_NAMES = Object.keys({
+  command: true,
+  stateDir: true,
+  cwd: true,
+  env: true,
+  clock: true,
+  ids: true,
+  killGraceMs: true,
+  orphanCheckMs: true,
+  maxOutputBytes: true,
+  onDispatchPoint: true,
+} satisfies Record<keyof CommandDispatcherOptions, true>);
+
+/** Refuses an option of the wrong type before it fails later, deep in a spawn or a timer. */
+function checkOptionTypes(options: CommandDispatcherOptions): void {
+  const refuse = (name: string, what: string, value: unknown): never => {
+    throw new RoleboxError(
+      'invalid_argument',
+      `CommandDispatcher ${name} must be ${what}, got ${describeValue(value)}`,
+      { option: name },
+    );
+  };
+  for (const name of ['stateDir', 'cwd'] as const) {
+    const value = options[name];
+    if (value !== undefined && (typeof value !== 'string' || value === ''))
+      refuse(name, 'a path', value);
+  }
+  const env = options.env;
+  if (
+    env !== undefined &&
+    (typeof env !== 'object' ||
+      env === null ||
+      Array.isArray(env) ||
+      Object.values(env).some((value) => typeof value !== 'string'))
+  )
+    refuse('env', 'an object of strings', env);
+  for (const [name, min] of [
+    ['killGraceMs', 0],
+    ['orphanCheckMs', 1],
+  ] as const) {
+    const value = options[name];
+    if (value !== undefined && (!Number.isSafeInteger(value) || value < min))
+      refuse(name, `a whole number of milliseconds of at least ${min}`, value);
+  }
+  for (const [name, methods] of [
+    ['clock', ['now', 'setTimeout', 'clearTimeout']],
+    ['ids', ['next']],
+  ] as const) {
+    const value = options[name] as unknown;
+    if (
+      value !== undefined &&
+      (typeof value !== 'object' ||
+        value === null ||
+        methods.some((method) => typeof (value as Record<string, unknown>)[method] !== 'function'))
+    )
+      refuse(name, `an object with ${methods.join(', ')}`, value);
+  }
+  if (options.onDispatchPoint !== undefined && typeof options.onDispatchPoint !== 'function')
+    refuse('onDispatchPoint', 'a function', options.onDispatchPoint);
 }
 
 /** The files of one task, under `<stateDir>/<taskId>/`. */
@@ -141,9 +203,15 @@ export class CommandDispatcher implements Dispatcher {
   readonly #timeouts = new Map<string, unknown>();
   readonly #children = new Map<string, ChildProcess>();
 
-  /** Throws: `invalid_argument` for an empty command or a `maxOutputBytes` that is not a whole number from 1 to 256 MiB. */
+  /**
+   * Throws: `invalid_argument` for an unknown option name (with the one likely meant and the
+   * known ones), an empty command, an option of the wrong type, or a `maxOutputBytes` that
+   * is not a whole number from 1 to 256 MiB.
+   */
   constructor(options: CommandDispatcherOptions) {
-    if (typeof options?.command !== 'string' || options.command.trim() === '') {
+    checkOptionNames(options, COMMAND_DISPATCHER_OPTION_NAMES, 'CommandDispatcher options');
+    checkOptionTypes(options);
+    if (typeof options.command !== 'string' || options.command.trim() === '') {
       throw new RoleboxError(
         'invalid_argument',
         `CommandDispatcher needs a shell command, got ${describeValue(options?.command)}`,

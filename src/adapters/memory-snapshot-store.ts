@@ -20,12 +20,14 @@ import {
   checkPrefix,
   checkRecords,
   checkRenewal,
-  checkTime,
   checkWakeUps,
   decideClaim,
+  FENCE_OPTION_NAMES,
   fenceTime,
   leaseTokens,
+  SAVE_OPTION_NAMES,
   wakeUpOf,
+  wakeUpsDueBy,
   writeAllowed,
 } from './store-ownership.js';
 
@@ -74,6 +76,7 @@ export class MemorySnapshotStore implements SnapshotStore {
       [...records.map((record) => record.id), ...wakeUps.map((entry) => entry.sessionId)],
       leases,
       options,
+      SAVE_OPTION_NAMES,
     );
     this.saves++;
     for (const record of records)
@@ -190,7 +193,7 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   async loadWakeUps(options?: LoadWakeUpsOptions): Promise<WakeUp[]> {
-    const dueBy = options?.dueBy === undefined ? undefined : checkTime(options.dueBy, 'dueBy');
+    const dueBy = wakeUpsDueBy(options);
     const all = [...this.#wakeUps.values()];
     if (dueBy === undefined) return all.sort((a, b) => compare(a.sessionId, b.sessionId));
     return all
@@ -199,9 +202,14 @@ export class MemorySnapshotStore implements SnapshotStore {
   }
 
   /** Checks every argument before anything is written: a bad one changes nothing. */
-  #refused(ids: readonly string[], leases: unknown, options: unknown): Set<string> {
+  #refused(
+    ids: readonly string[],
+    leases: unknown,
+    options: unknown,
+    known: readonly string[] = FENCE_OPTION_NAMES,
+  ): Set<string> {
     const tokens = leaseTokens(leases);
-    const now = fenceTime(options);
+    const now = fenceTime(options, known);
     const refused = new Set<string>();
     for (const id of ids)
       if (!writeAllowed(this.#claims.get(id), tokens.get(id), now)) refused.add(id);

@@ -26,12 +26,13 @@ import {
   checkPrefix,
   checkRecords,
   checkRenewal,
-  checkTime,
   checkWakeUps,
   decideClaim,
   fenceTime,
   leaseTokens,
+  SAVE_OPTION_NAMES,
   wakeUpOf,
+  wakeUpsDueBy,
   writeAllowed,
 } from './store-ownership.js';
 
@@ -224,7 +225,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
     checkRecords(records);
     const wakeUps = checkWakeUps(options?.wakeUps ?? []);
     const tokens = leaseTokens(leases);
-    const now = fenceTime(options);
+    const now = fenceTime(options, SAVE_OPTION_NAMES);
     const savedAt = Date.now();
     return this.#run('write', () =>
       this.#db
@@ -398,7 +399,7 @@ export class SqliteSnapshotStore implements SnapshotStore {
   }
 
   async loadWakeUps(options?: LoadWakeUpsOptions): Promise<WakeUp[]> {
-    const dueBy = options?.dueBy === undefined ? undefined : checkTime(options.dueBy, 'dueBy');
+    const dueBy = wakeUpsDueBy(options);
     const rows = this.#run('read', () =>
       dueBy === undefined ? this.#selectWakeUps.all() : this.#selectDueWakeUps.all(dueBy),
     );

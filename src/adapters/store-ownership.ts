@@ -1,7 +1,16 @@
 import { currentPid } from '../base/host-process.js';
 import { isOwnerStopped } from '../base/local-owners.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import type { SessionLease, StoredRecord, StoreOwner, WakeUp } from '../ports/snapshot-store.js';
+import type {
+  FenceOptions,
+  LoadWakeUpsOptions,
+  SaveOptions,
+  SessionLease,
+  StoredRecord,
+  StoreOwner,
+  WakeUp,
+} from '../ports/snapshot-store.js';
 
 /** A session's claim as both stores keep it. */
 export interface ClaimRow {
@@ -206,11 +215,38 @@ export function checkWakeUps(entries: unknown): readonly WakeUp[] {
   return entries as readonly WakeUp[];
 }
 
-/** Throws `invalid_argument` unless `options` is an object or undefined; returns its `now`. */
-export function fenceTime(options: unknown): number {
+/** The option names of a fenced write ({@link FenceOptions}). */
+export const FENCE_OPTION_NAMES = Object.keys({ now: true } satisfies Record<
+  keyof FenceOptions,
+  true
+>);
+/** The option names of `save` ({@link SaveOptions}). */
+export const SAVE_OPTION_NAMES = Object.keys({ now: true, wakeUps: true } satisfies Record<
+  keyof SaveOptions,
+  true
+>);
+
+/**
+ * Throws `invalid_argument` unless `options` is undefined or an object with only `known`
+ * names (see checkOptionNames); returns its `now`.
+ */
+export function fenceTime(options: unknown, known: readonly string[] = FENCE_OPTION_NAMES): number {
   if (options === undefined) return Date.now();
-  if (!isObject(options)) fail(`options must be an object, got ${describeValue(options)}`);
-  return options.now === undefined ? Date.now() : checkTime(options.now);
+  checkOptionNames(options, known, 'options');
+  const { now } = options as FenceOptions;
+  return now === undefined ? Date.now() : checkTime(now);
+}
+
+/** The `dueBy` of `loadWakeUps` options, checked. Throws `invalid_argument`. */
+export function wakeUpsDueBy(options: unknown): number | undefined {
+  if (options === undefined) return undefined;
+  checkOptionNames(
+    options,
+    Object.keys({ dueBy: true } satisfies Record<keyof LoadWakeUpsOptions, true>),
+    'loadWakeUps options',
+  );
+  const { dueBy } = options as LoadWakeUpsOptions;
+  return dueBy === undefined ? undefined : checkTime(dueBy, 'dueBy');
 }
 
 /** A wake-up as returned by `loadWakeUps`: only the fields that are set. */

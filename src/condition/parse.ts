@@ -17,7 +17,9 @@ const COMBINATORS = new Set(['all', 'any', 'not']);
  * {@link MAX_CONDITION_DEPTH} levels deep.
  * Returns: the {@link ConditionAst}.
  * Throws: `condition_syntax` (malformed, or nested too deep), `unknown_condition` (name not
- * registered), `invalid_condition_argument`; each message names the text and where it stood.
+ * registered), `invalid_condition_argument`; each message is `<where>: <reason>`, naming the
+ * text, and `details` carries `where` (the path of the offending part, e.g. `gate.all[1]`) and
+ * `reason` (the message without that prefix, for callers that name the place themselves).
  */
 export function parseCondition(
   condition: unknown,
@@ -34,40 +36,41 @@ function parseAt(
   depth: number,
 ): ConditionAst {
   if (depth > MAX_CONDITION_DEPTH) {
-    throw new RoleboxError(
+    fail(
       'condition_syntax',
-      `${where}: conditions may be nested at most ${MAX_CONDITION_DEPTH} levels deep`,
-      { where, maxDepth: MAX_CONDITION_DEPTH },
+      where,
+      `conditions may be nested at most ${MAX_CONDITION_DEPTH} levels deep`,
+      { maxDepth: MAX_CONDITION_DEPTH },
     );
   }
   if (typeof condition === 'string') return parseText(condition, registry, where, depth);
   if (typeof condition !== 'object' || condition === null || Array.isArray(condition)) {
-    throw new RoleboxError(
+    fail(
       'condition_syntax',
-      `${where}: a condition is a string like signal_observed(answer) or an object with all/any/not, got ${describeValue(condition)}`,
-      { where, text: condition },
+      where,
+      `a condition is a string like signal_observed(answer) or an object with all/any/not, got ${describeValue(condition)}`,
+      { text: condition },
     );
   }
   const keys = Object.keys(condition);
   const key = keys[0];
   if (keys.length !== 1 || (key !== 'all' && key !== 'any' && key !== 'not')) {
-    throw new RoleboxError(
+    fail(
       'condition_syntax',
-      `${where}: a condition object has exactly one key, all, any or not; got ${describeValue(keys)}`,
-      { where, text: condition },
+      where,
+      `a condition object has exactly one key, all, any or not; got ${describeValue(keys)}`,
+      { text: condition },
     );
   }
   const value = (condition as Record<string, unknown>)[key];
   if (key === 'not')
     return { kind: 'not', of: parseAt(value, registry, `${where}.not`, depth + 1) };
   if (!Array.isArray(value)) {
-    throw new RoleboxError(
+    fail(
       'condition_syntax',
-      `${where}.${key} must be a list of conditions, got ${describeValue(value)}`,
-      {
-        where,
-        text: condition,
-      },
+      `${where}.${key}`,
+      `must be a list of conditions, got ${describeValue(value)}`,
+      { text: condition },
     );
   }
   return {
@@ -82,9 +85,7 @@ function parseText(
   where: string,
   depth: number,
 ): ConditionAst {
-  const syntax = (why: string): never => {
-    throw new RoleboxError('condition_syntax', `${where}: ${why}`, { where, text });
-  };
+  const syntax = (why: string): never => fail('condition_syntax', where, why, { text });
   const match = NAMED.exec(text.trim());
   if (!match)
     return syntax(`cannot parse condition ${describeValue(text)}; expected name or name(arg)`);
@@ -116,10 +117,11 @@ function parseText(
   }
   const spec = registry.get(name);
   if (!spec) {
-    throw new RoleboxError(
+    fail(
       'unknown_condition',
-      `${where}: unknown condition ${describeValue(name)} in ${describeValue(text)}; known: ${registry.names().join(', ')}`,
-      { where, text, name },
+      where,
+      `unknown condition ${describeValue(name)} in ${describeValue(text)}; known: ${registry.names().join(', ')}`,
+      { text, name },
     );
   }
   const rule = spec.argument ?? 'optional';
@@ -132,15 +134,26 @@ function parseText(
           ? spec.validateArg?.(arg)
           : undefined;
   if (argumentProblem) {
-    throw new RoleboxError(
+    fail(
       'invalid_condition_argument',
-      `${where}: ${describeValue(text)} is not a valid use of ${name}: ${argumentProblem}`,
-      { where, text, name, arg },
+      where,
+      `${describeValue(text)} is not a valid use of ${name}: ${argumentProblem}`,
+      { text, name, arg },
     );
   }
   return arg === undefined
     ? { kind: 'named', name, text: text.trim() }
     : { kind: 'named', name, arg, text: text.trim() };
+}
+
+/** Throws the error of a condition: `<where>: <reason>`, with both in `details` as well. */
+function fail(
+  code: 'condition_syntax' | 'unknown_condition' | 'invalid_condition_argument',
+  where: string,
+  reason: string,
+  details: Record<string, unknown>,
+): never {
+  throw new RoleboxError(code, `${where}: ${reason}`, { where, reason, ...details });
 }
 
 /** Splits `a, b(c, d), e` at the commas outside parentheses (the text is balanced). */

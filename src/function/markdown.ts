@@ -1,14 +1,17 @@
 // A function definition as markdown text: YAML frontmatter, then its instructions. Pure, so
 // the root entry can parse definitions in a browser; reading them from a folder is load.ts.
-import { parseDocument, YAMLParseError } from 'yaml';
+import { parseDocument, YAMLError } from 'yaml';
 import { warnHost } from '../base/host-process.js';
-import { RoleboxError } from '../errors.js';
+import { checkOptionNames } from '../base/option-names.js';
 import {
-  checkFunctionSpec,
+  type CheckedSpec,
   type DefineFunctionOptions,
   type DefinitionIssue,
+  type DefinitionOutline,
+  definitionError,
+  examineFunctionSpec,
   type FunctionDefinition,
-  formatDefinitionIssues,
+  oneDefinitionHeading,
 } from './definition.js';
 
 /** A markdown file split into its YAML frontmatter text and its body. */
@@ -36,7 +39,7 @@ export type FunctionMarkdownOptions = Omit<DefineFunctionOptions, 'body'>;
 export function checkFunctionMarkdown(
   text: string,
   options: FunctionMarkdownOptions = {},
-): { definition?: FunctionDefinition; issues: DefinitionIssue[]; warnings: string[] } {
+): CheckedSpec {
   const file = options.source;
   const at = file === undefined ? {} : { file };
   const split = typeof text === 'string' ? splitFrontmatter(text) : undefined;
@@ -61,26 +64,28 @@ export function checkFunctionMarkdown(
     const [error] = document.errors;
     if (error) throw error;
     for (const warning of document.warnings)
-      yamlWarnings.push(`${file ? `${file}: ` : ''}YAML: ${warning.message.split('\n')[0]}`);
+      yamlWarnings.push(`${file ? `${file}: ` : ''}YAML: ${yamlProblem(warning)}`);
     spec = document.toJS();
   } catch (error) {
-    const where =
-      error instanceof YAMLParseError && error.linePos
-        ? ` at line ${error.linePos[0].line + 1}`
-        : '';
     return {
-      issues: [
-        {
-          ...at,
-          field: '(frontmatter)',
-          message: `invalid YAML${where}: ${String((error as Error)?.message ?? error).split('\n')[0]}`,
-        },
-      ],
+      issues: [{ ...at, field: '(frontmatter)', message: `invalid YAML: ${yamlProblem(error)}` }],
       warnings: [],
     };
   }
-  const checked = checkFunctionSpec(spec, { ...options, body: split.body });
+  const checked = examineFunctionSpec(spec, { ...options, body: split.body });
   return { ...checked, warnings: [...yamlWarnings, ...checked.warnings] };
+}
+
+/**
+ * A YAML error or warning in one line, `<what> at line <l>, column <c>`, counting lines of
+ * the file: the frontmatter starts on its second line. (YAML's own message counts from the
+ * frontmatter and ends with that place, which would say it twice, differently.)
+ */
+function yamlProblem(error: unknown): string {
+  const text = String((error as Error)?.message ?? error).split('\n')[0] as string;
+  if (!(error instanceof YAMLError) || !error.linePos) return text;
+  const { line, col } = error.linePos[0];
+  return `${text.replace(/ at line \d+, column \d+:?$/, '')} at line ${line + 1}, column ${col}`;
 }
 
 /**
@@ -95,15 +100,19 @@ export function parseFunctionMarkdown(
   text: string,
   options: FunctionMarkdownOptions = {},
 ): FunctionDefinition {
-  const { definition, issues, warnings } = checkFunctionMarkdown(text, options);
-  if (!definition) {
-    throw new RoleboxError(
-      'invalid_function_definition',
-      `invalid function definition${options.source ? ` in ${options.source}` : ''}:\n${formatDefinitionIssues(issues)}`,
-      { issues },
-    );
-  }
+  checkOptionNames(options, MARKDOWN_OPTIONS, 'parseFunctionMarkdown options');
+  const { definition, issues, warnings, outline } = checkFunctionMarkdown(text, options);
+  if (!definition)
+    throw definitionError(oneDefinitionHeading(outline?.name, options.source), issues, {
+      oneDefinition: true,
+    });
   const warn = options.onWarning ?? warnHost;
   for (const warning of warnings) warn(warning);
   return definition;
 }
+
+const MARKDOWN_OPTIONS = Object.keys({
+  conditions: true,
+  source: true,
+  onWarning: true,
+} satisfies Record<keyof FunctionMarkdownOptions, true>);

@@ -1,3 +1,4 @@
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { HandlerContext } from './context.js';
 import type { TerminalResult } from './results.js';
@@ -28,6 +29,7 @@ export interface GuardWait {
 }
 
 function checkOptions(guard: string, options: GuardOptions): void {
+  checkOptionNames(options, ['lane', 'ms'], `${guard} options`);
   if (typeof options?.lane !== 'string' || options.lane === '') {
     throw new RoleboxError(
       'invalid_argument',

@@ -1,3 +1,4 @@
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { DEFAULT_GUARD_TTL_MS } from './guard-backend.js';
 
@@ -33,21 +34,17 @@ export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = {
   runHistory: 100,
 };
 
-/** The defaults with `overrides` applied. Throws: `invalid_argument` naming a limit that is not a whole number ≥ 1 (≥ 0 for the retry). */
+const LIMIT_NAMES = Object.keys(DEFAULT_PIPELINE_LIMITS);
+
+/**
+ * The defaults with `overrides` applied. Throws: `invalid_argument` naming a limit that is
+ * not a whole number ≥ 1 (≥ 0 for the retry), or an unknown limit name (with the one likely
+ * meant and the known ones).
+ */
 export function resolvePipelineLimits(overrides: Partial<PipelineLimits> = {}): PipelineLimits {
-  if (typeof overrides !== 'object' || overrides === null) {
-    throw new RoleboxError(
-      'invalid_argument',
-      `pipeline limits must be an object, got ${describeValue(overrides)}`,
-    );
-  }
+  checkOptionNames(overrides, LIMIT_NAMES, 'createPipeline limits', 'limit');
   const limits = { ...DEFAULT_PIPELINE_LIMITS, ...overrides };
   for (const [name, value] of Object.entries(limits)) {
-    if (!Object.hasOwn(DEFAULT_PIPELINE_LIMITS, name)) {
-      throw new RoleboxError('invalid_argument', `unknown pipeline limit ${describeValue(name)}`, {
-        limit: name,
-      });
-    }
     const min = name === 'lockRetryMs' ? 0 : 1;
     if (typeof value !== 'number' || !Number.isInteger(value) || value < min) {
       throw new RoleboxError(

@@ -1,5 +1,6 @@
 import { nanoidIdSource } from '../adapters/id-sources.js';
 import { realClock } from '../adapters/real-clock.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { Clock } from '../ports/clock.js';
 import type { IdSource } from '../ports/ids.js';
@@ -71,6 +72,22 @@ export interface ExecuteBackends {
   readonly guards?: GuardBackend;
 }
 
+const PIPELINE_OPTION_NAMES = Object.keys({
+  policies: true,
+  store: true,
+  sourceEvents: true,
+  guards: true,
+  clock: true,
+  ids: true,
+  limits: true,
+  telemetry: true,
+  onError: true,
+} satisfies Record<keyof PipelineOptions, true>);
+const TELEMETRY_OPTION_NAMES = Object.keys({
+  meterProvider: true,
+  tracerProvider: true,
+} satisfies Record<keyof TelemetryOptions, true>);
+
 function requireMethods(name: string, value: unknown, methods: readonly string[]): void {
   if (value === undefined) return;
   if (
@@ -111,12 +128,18 @@ export class Pipeline {
   #stopped = false;
 
   constructor(options: PipelineOptions = {}) {
-    if (typeof options !== 'object' || options === null) {
+    checkOptionNames(options, PIPELINE_OPTION_NAMES, 'createPipeline options');
+    if (options.telemetry !== undefined) {
+      checkOptionNames(options.telemetry, TELEMETRY_OPTION_NAMES, 'createPipeline telemetry');
+      requireMethods('telemetry.meterProvider', options.telemetry.meterProvider, ['getMeter']);
+      requireMethods('telemetry.tracerProvider', options.telemetry.tracerProvider, ['getTracer']);
+    }
+    if (options.policies !== undefined && !Array.isArray(options.policies))
       throw new RoleboxError(
         'invalid_argument',
-        `pipeline options must be an object, got ${describeValue(options)}`,
+        `policies must be an array of policies, got ${describeValue(options.policies)}`,
+        { option: 'policies' },
       );
-    }
     requireMethods('store', options.store, ['loadByPrefix', 'save', 'delete']);
     requireMethods('sourceEvents', options.sourceEvents, [
       'tryDedupe',
@@ -348,8 +371,9 @@ export class Pipeline {
 }
 
 /**
- * Creates a pipeline. Throws: `invalid_argument` for a malformed option, `invalid_handler` /
- * `duplicate_handler` for a bad policy.
+ * Creates a pipeline. Throws: `invalid_argument` for a malformed option or an unknown option
+ * name (here, in `limits` or in `telemetry`), `invalid_handler` / `duplicate_handler` for a
+ * bad policy.
  */
 export function createPipeline(options: PipelineOptions = {}): Pipeline {
   return new Pipeline(options);

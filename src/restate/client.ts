@@ -1,5 +1,6 @@
 import { randomUUID } from 'node:crypto';
 import { checkSessionId } from '../base/actor-ids.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { ArtifactsHandle } from '../rolebox/artifacts-handle.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
@@ -76,11 +77,15 @@ export class RestateRolebox {
 
   /** Internal: use {@link createRestateRolebox}. */
   constructor(options: RestateRoleboxOptions) {
-    if (typeof options !== 'object' || options === null)
-      throw new RoleboxError(
-        'invalid_argument',
-        `createRestateRolebox options must be an object, got ${describeValue(options)}`,
-      );
+    checkOptionNames(
+      options,
+      Object.keys({
+        ingressUrl: true,
+        objectName: true,
+        headers: true,
+      } satisfies Record<keyof RestateRoleboxOptions, true>),
+      'createRestateRolebox options',
+    );
     let url: URL;
     try {
       url = new URL(options.ingressUrl);
@@ -113,6 +118,7 @@ export class RestateRolebox {
   async openSession(
     options: { readonly id?: string; readonly acceptanceMode?: AcceptanceMode } = {},
   ): Promise<RestateSessionHandle> {
+    checkOptionNames(options, ['id', 'acceptanceMode'], 'openSession options');
     const id = options.id ?? `s_${randomUUID()}`;
     const session = this.session(id);
     await this.#call(id, 'open', [

@@ -4,6 +4,7 @@ import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 
 /** A restate-server started from node_modules on private ports (tests, `rolebox restate dev`). */
@@ -61,12 +62,35 @@ export function restateServerBinary(): string | undefined {
 
 /**
  * Starts a restate-server on 127.0.0.1 and waits until its admin API is healthy.
- * Throws: `restate_failed` when the binary is not installed, or the server exits or is not
- * healthy in time (its last log lines in the message).
+ * Throws: `invalid_argument` for an unknown option or port name; `restate_failed` when the
+ * binary is not installed, or the server exits or is not healthy in time (its last log
+ * lines in the message).
  */
 export async function startLocalRestateServer(
   options: LocalRestateServerOptions = {},
 ): Promise<LocalRestateServer> {
+  checkOptionNames(
+    options,
+    Object.keys({
+      baseDir: true,
+      ports: true,
+      startTimeoutMs: true,
+      onLog: true,
+      env: true,
+    } satisfies Record<keyof LocalRestateServerOptions, true>),
+    'startLocalRestateServer options',
+  );
+  if (options.ports !== undefined)
+    checkOptionNames(
+      options.ports,
+      Object.keys({
+        ingress: true,
+        admin: true,
+        node: true,
+      } satisfies Record<keyof RestateServerPorts, true>),
+      'startLocalRestateServer ports',
+      'port',
+    );
   // Free ports are only free when asked: another process may take one before the server
   // binds it. Ports the caller chose are the caller's; ports chosen here are chosen again.
   for (let attempt = 1; ; attempt++) {

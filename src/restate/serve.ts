@@ -1,8 +1,14 @@
 import { createServer, type Http2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as restate from '@restatedev/restate-sdk';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { inspectionOf, type SessionObjectOptions, sessionObjectWith } from './session-object.js';
+import {
+  inspectionOf,
+  SESSION_OBJECT_OPTION_NAMES,
+  type SessionObjectOptions,
+  sessionObjectWith,
+} from './session-object.js';
 import type { StepInspection } from './step-inspection.js';
 import { ERROR_CODE_METADATA } from './wire.js';
 
@@ -20,6 +26,14 @@ export interface ServeRoleboxOptions extends SessionObjectOptions {
    */
   readonly logger?: restate.LoggerTransport;
 }
+
+const SERVE_OPTION_NAMES = [
+  ...SESSION_OBJECT_OPTION_NAMES,
+  ...Object.keys({
+    services: true,
+    logger: true,
+  } satisfies Record<Exclude<keyof ServeRoleboxOptions, keyof SessionObjectOptions>, true>),
+];
 
 /** A listening endpoint: register `url` with the Restate server (`POST /deployments`). */
 export interface ListeningEndpoint {
@@ -44,9 +58,11 @@ export interface RoleboxOnRestate {
  * processes can serve it behind one Restate server: a session's state lives in Restate,
  * never in a process.
  * Throws: what `createRolebox` throws for bad function definitions or limits;
- * `invalid_argument` for a bad target or service list.
+ * `invalid_argument` for a bad target or service list, or an unknown option name (here, in
+ * `workers`, `eventSink` or `inspect`), with the one likely meant and the known ones.
  */
 export function serveRoleboxOnRestate(options: ServeRoleboxOptions = {}): RoleboxOnRestate {
+  checkOptionNames(options, SERVE_OPTION_NAMES, 'serveRoleboxOnRestate options');
   const { services = [], logger = quietLogger, ...objectOptions } = options;
   if (!Array.isArray(services))
     throw new RoleboxError(

@@ -1,4 +1,5 @@
 import * as restate from '@restatedev/restate-sdk';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
@@ -6,6 +7,7 @@ import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.
 import { randomIdSource } from './rand-ids.js';
 import {
   EMPTY_SESSION_STATE,
+  SESSION_STEP_OPTION_NAMES,
   type SessionState,
   SessionStepEngine,
   type SessionStepOptions,
@@ -119,15 +121,30 @@ const recordKey = (id: string) => `record:${id}`;
  * Bad input is a terminal error carrying the RoleboxError code (metadata `rolebox-code`),
  * and stores nothing.
  *
- * Throws: what `createRolebox` throws for bad function definitions or limits.
+ * Throws: what `createRolebox` throws for bad function definitions or limits;
+ * `invalid_argument` for an unknown option name (here, in `workers`, `eventSink` or `inspect`).
  */
 export function roleboxSessionObject(options: SessionObjectOptions = {}) {
+  checkOptionNames(options, SESSION_OBJECT_OPTION_NAMES, 'roleboxSessionObject options');
   return sessionObjectWith(options, inspectionOf(options.inspect));
 }
+
+/** Every option name of {@link SessionObjectOptions}. */
+export const SESSION_OBJECT_OPTION_NAMES: readonly string[] = [
+  ...SESSION_STEP_OPTION_NAMES,
+  ...Object.keys({
+    objectName: true,
+    workers: true,
+    eventSink: true,
+    inspect: true,
+  } satisfies Record<Exclude<keyof SessionObjectOptions, keyof SessionStepOptions>, true>),
+];
 
 /** The inspection of `inspect` (checked), or none. Throws: `invalid_argument`. */
 export function inspectionOf(inspect: SessionObjectOptions['inspect']): StepInspection | undefined {
   if (inspect === undefined) return undefined;
+  if (typeof inspect === 'object' && inspect !== null && 'url' in inspect)
+    checkOptionNames(inspect, ['url'], 'inspect');
   if (typeof inspect?.url !== 'string' || !/^wss?:\/\//.test(inspect.url))
     throw new RoleboxError(
       'invalid_argument',
@@ -398,6 +415,8 @@ function workerReportOf(body: unknown): WorkerReport {
 
 function checkTarget(name: string, target: RestateTarget | undefined): void {
   if (target === undefined) return;
+  if (typeof target === 'object' && target !== null && !Array.isArray(target))
+    checkOptionNames(target, ['service', 'handler'], name);
   if (
     typeof target !== 'object' ||
     target === null ||

@@ -37,6 +37,15 @@ export interface SessionStepOptions {
   readonly migrations?: MigrationRegistry;
 }
 
+/** Every option name of {@link SessionStepOptions}. */
+export const SESSION_STEP_OPTION_NAMES: readonly string[] = Object.keys({
+  functions: true,
+  conditions: true,
+  limits: true,
+  strictSessions: true,
+  migrations: true,
+} satisfies Record<keyof SessionStepOptions, true>);
+
 /** One step's input: the session, its state, the step's time and ids, and what to do. */
 export interface StepInput<T> {
   readonly sessionId: string;

@@ -1,4 +1,5 @@
 import { CommandDispatcher } from '../adapters/command-dispatcher.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
 import { roleboxWorker } from './worker.js';
@@ -24,6 +25,15 @@ export interface ShellCommandWorkerOptions {
  * endpoint's process. Throws: `invalid_argument` for an empty command.
  */
 export function shellCommandWorker(options: ShellCommandWorkerOptions) {
+  checkOptionNames(
+    options,
+    Object.keys({
+      command: true,
+      tasksDir: true,
+      name: true,
+    } satisfies Record<keyof ShellCommandWorkerOptions, true>),
+    'shellCommandWorker options',
+  );
   if (typeof options?.command !== 'string' || options.command.trim() === '')
     throw new RoleboxError(
       'invalid_argument',

@@ -1,6 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { nanoidIdSource } from '../adapters/id-sources.js';
 import { realClock } from '../adapters/real-clock.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { FunctionCatalog } from '../function/catalog.js';
@@ -118,29 +119,56 @@ export interface ResolvedOptions {
   readonly leaseMs: number;
 }
 
+/** Every option name of `createRolebox` (an unknown one is refused, not ignored). */
+export const ROLEBOX_OPTION_NAMES: readonly string[] = Object.keys({
+  functions: true,
+  conditions: true,
+  clock: true,
+  ids: true,
+  limits: true,
+  inspect: true,
+  dispatcher: true,
+  strictSessions: true,
+  store: true,
+  saveDebounceMs: true,
+  migrations: true,
+  journal: true,
+  pipeline: true,
+  idleMs: true,
+  maxLiveSessions: true,
+  shards: true,
+  leaseMs: true,
+} satisfies Record<keyof RoleboxOptions, true>);
+
 /**
  * Checks every option of `createRolebox` and fills in the defaults.
- * Throws: `invalid_argument` naming the option and what it got;
- * `invalid_function_definition` for definitions that do not form a set.
+ * Throws: `invalid_argument` naming the option and what it got, or an unknown option name
+ * (with the one likely meant and the known ones); `invalid_function_definition` for
+ * definitions that do not form a set.
  */
 export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions {
-  if (typeof options !== 'object' || options === null) {
-    throw new RoleboxError(
-      'invalid_argument',
-      `createRolebox options must be an object, got ${describeValue(options)}`,
-    );
-  }
+  checkOptionNames(options, ROLEBOX_OPTION_NAMES, 'createRolebox options');
   if (options.functions !== undefined && !Array.isArray(options.functions)) {
     throw new RoleboxError(
       'invalid_argument',
       `functions must be an array of definitions, got ${describeValue(options.functions)}`,
     );
   }
-  if (options.dispatcher !== undefined && !hasMethods(options.dispatcher, DISPATCHER_METHODS)) {
-    throw new RoleboxError(
-      'invalid_argument',
-      `dispatcher must implement ${listed(DISPATCHER_METHODS)}`,
-    );
+  for (const [name, value, methods] of [
+    ['conditions', options.conditions, CONDITION_REGISTRY_METHODS],
+    ['clock', options.clock, CLOCK_METHODS],
+    ['ids', options.ids, ID_SOURCE_METHODS],
+    ['migrations', options.migrations, MIGRATION_METHODS],
+    ['dispatcher', options.dispatcher, DISPATCHER_METHODS],
+    ['store', options.store, STORE_METHODS],
+  ] as const) {
+    if (value !== undefined && !hasMethods(value, methods)) {
+      throw new RoleboxError(
+        'invalid_argument',
+        `${name} must implement ${listed(methods)}, got ${describeValue(value)}`,
+        { option: name },
+      );
+    }
   }
   if (options.pipeline !== undefined && !(options.pipeline instanceof Pipeline)) {
     throw new RoleboxError(
@@ -148,8 +176,14 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
       `pipeline must be created with createPipeline(), got ${describeValue(options.pipeline)}`,
     );
   }
-  if (options.store !== undefined && !hasMethods(options.store, STORE_METHODS)) {
-    throw new RoleboxError('invalid_argument', `store must implement ${listed(STORE_METHODS)}`);
+  for (const name of ['strictSessions', 'journal'] as const) {
+    const value = options[name];
+    if (value !== undefined && typeof value !== 'boolean')
+      throw new RoleboxError(
+        'invalid_argument',
+        `${name} must be true or false, got ${describeValue(value)}`,
+        { option: name },
+      );
   }
   const saveDebounceMs = options.saveDebounceMs ?? 200;
   if (!Number.isInteger(saveDebounceMs) || saveDebounceMs < 0) {
@@ -179,7 +213,7 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
     maxLiveSessions: whole('maxLiveSessions', options.maxLiveSessions, 10_000, 1),
     shards: whole('shards', options.shards, DEFAULT_SHARDS, 1),
     leaseMs: whole('leaseMs', options.leaseMs, 30_000, 10),
-    catalog: new FunctionCatalog(options.functions ?? []),
+    catalog: new FunctionCatalog(options.functions ?? [], options.conditions),
     conditions: options.conditions ?? defaultConditionRegistry,
     clock: options.clock ?? realClock,
     ids: options.ids ?? nanoidIdSource,
@@ -195,6 +229,10 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
   };
 }
 
+const CONDITION_REGISTRY_METHODS = ['get', 'names'] as const;
+const CLOCK_METHODS = ['now', 'setTimeout', 'clearTimeout'] as const;
+const ID_SOURCE_METHODS = ['next'] as const;
+const MIGRATION_METHODS = ['migrate'] as const;
 const DISPATCHER_METHODS = [
   'dispatchRound',
   'getTaskStatus',
@@ -218,7 +256,9 @@ const STORE_METHODS = [
 
 /** `a, b and c`. */
 function listed(names: readonly string[]): string {
-  return `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
+  return names.length === 1
+    ? (names[0] as string)
+    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
 }
 
 function hasMethods(value: unknown, methods: readonly string[]): boolean {
@@ -236,6 +276,7 @@ function checkInspectOption(option: unknown): InspectOption | undefined {
   }
   if (typeof option === 'object' && option !== null) {
     if (Object.hasOwn(option, 'url')) {
+      checkOptionNames(option, ['url'], 'createRolebox inspect');
       const url = (option as { url: unknown }).url;
       if (typeof url !== 'string' || !/^wss?:\/\//.test(url)) {
         throw new RoleboxError(

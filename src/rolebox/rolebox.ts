@@ -3,6 +3,7 @@ import type { SystemMachine } from '../../machines/system.machine.js';
 import { checkSessionId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { currentHostName, currentPid } from '../base/host-process.js';
 import { markOwnerStopped } from '../base/local-owners.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import { checkSessionSnapshot } from '../persistence/check-snapshot.js';
@@ -47,6 +48,13 @@ export interface OpenSessionOptions {
   /** When another process drives the session: wait until it lets go, instead of refusing. */
   readonly wait?: boolean;
 }
+
+const OPEN_SESSION_OPTION_NAMES = Object.keys({
+  id: true,
+  acceptanceMode: true,
+  ifOpen: true,
+  wait: true,
+} satisfies Record<keyof OpenSessionOptions, true>);
 
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
@@ -353,12 +361,7 @@ export class Rolebox {
    */
   async openSession(options: OpenSessionOptions = {}): Promise<SessionHandle> {
     this.#requireStarted();
-    if (typeof options !== 'object' || options === null) {
-      throw new RoleboxError(
-        'invalid_argument',
-        `openSession options must be an object, got ${describeValue(options)}`,
-      );
-    }
+    checkOptionNames(options, OPEN_SESSION_OPTION_NAMES, 'openSession options');
     const id = options.id ?? this.#options.ids.next('s_');
     checkSessionId(id);
     const { acceptanceMode, ifOpen = 'refuse', wait = false } = options;

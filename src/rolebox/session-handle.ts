@@ -1,3 +1,4 @@
+import { checkOptionNames } from '../base/option-names.js';
 import { parseToolCallText } from '../base/tool-call.js';
 import { formatCondition } from '../condition/parse.js';
 import type { ConditionRegistry } from '../condition/registry.js';
@@ -324,6 +325,7 @@ export class SessionHandle {
    */
   startLoop(text: string, options: { readonly agent?: string } = {}): StartLoopResult {
     const command = parseLoopCommand(text, this.#host.limits);
+    checkOptionNames(options, ['agent'], 'startLoop options');
     const agent = options.agent ?? 'default';
     // The agent reaches the worker's environment (ROLEBOX_AGENT): no control characters.
     if (typeof agent !== 'string' || !AGENT_NAME.test(agent)) {
@@ -376,6 +378,7 @@ export class SessionHandle {
    * Throws: `no_active_loop` when the session has no running loop.
    */
   stopLoop(options: { readonly now?: boolean } = {}): void {
+    checkOptionNames(options, ['now'], 'stopLoop options');
     if (
       typeof options !== 'object' ||
       options === null ||

@@ -1,4 +1,5 @@
 import { z } from 'zod';
+import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { DEFAULT_CONTINUATION_LIMITS } from '../function/continuation.js';
 import {
@@ -64,21 +65,27 @@ const limitsSchema = z.strictObject({
   maxToolBurst: positiveInt.optional(),
 });
 
+const LIMIT_NAMES = Object.keys(limitsSchema.shape);
+
 /**
  * Merges overrides onto the defaults.
- * Throws: `invalid_argument` naming the offending limit and value.
+ * Throws: `invalid_argument` naming the offending limit and value, or an unknown limit
+ * name (with the one likely meant and the known ones).
  */
 export function resolveLimits(overrides: unknown): RoleboxLimits {
   if (overrides === undefined) return DEFAULT_LIMITS;
+  checkOptionNames(overrides, LIMIT_NAMES, 'createRolebox limits', 'limit');
   const parsed = limitsSchema.safeParse(overrides);
   if (!parsed.success) {
     const issue = parsed.error.issues[0] as z.core.$ZodIssue;
     const field =
       issue.path.map(String).join('.') ||
       (issue.code === 'unrecognized_keys' ? issue.keys.join(', ') : 'limits');
+    let value: unknown = overrides;
+    for (const key of issue.path) value = (value as Record<PropertyKey, unknown>)?.[key];
     throw new RoleboxError(
       'invalid_argument',
-      `limits.${field}: ${issue.message} (got ${describeValue(overrides)})`,
+      `limits.${field}: ${issue.message} (got ${describeValue(value)})`,
       { field },
     );
   }

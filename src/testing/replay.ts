@@ -3,6 +3,7 @@ import { type AnyActorRef, createActor } from 'xstate';
 import type { MachineFactories } from '../../machines/system.machine.js';
 import { createSystemMachine } from '../../machines/system.machine.js';
 import { loopActorId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { checkOptionNames } from '../base/option-names.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { FunctionCatalog } from '../function/catalog.js';
@@ -29,6 +30,13 @@ export interface ReplayOptions {
   /** Limits (default: those recorded in the run). */
   readonly limits?: RoleboxLimits;
 }
+
+const REPLAY_OPTION_NAMES = Object.keys({
+  functions: true,
+  conditions: true,
+  machines: true,
+  limits: true,
+} satisfies Record<keyof ReplayOptions, true>);
 
 /** Where a replay first differed from the recording. */
 export interface Divergence {
@@ -62,8 +70,9 @@ export interface ReplayReport {
  * Use when: a test must prove that code changes did not change behaviour on real runs.
  */
 export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayReport {
+  checkOptionNames(options, REPLAY_OPTION_NAMES, 'replay options');
   const parsed = parseRecordedRun(run);
-  const catalog = new FunctionCatalog(options.functions ?? parsed.functions);
+  const catalog = new FunctionCatalog(options.functions ?? parsed.functions, options.conditions);
   const machine = createSystemMachine({
     catalog,
     conditions: options.conditions ?? defaultConditionRegistry,
