@@ -7,5 +7,8 @@ export default defineConfig({
   test: {
     include: ['test/**/*.test.ts'],
     environment: 'node',
+    // eventsource-parser (under `ai`) has a `source` condition too, pointing at TypeScript
+    // Node cannot load: what imports it goes through Vite, which compiles it.
+    server: { deps: { inline: [/\/node_modules\/(ai|@ai-sdk\/[^/]+|eventsource-parser)\//] } },
   },
 });

@@ -28,6 +28,7 @@ const ROOMS = [
   'index',
   'testing',
   'restate',
+  'ai',
   'cli',
   'inspector',
 ] as const;
@@ -103,6 +104,10 @@ const LAYERS: Readonly<Record<Room, LayerRule>> = {
     may: [...UP_TO_MACHINES, 'persistence', 'runtime', 'adapters', 'rolebox'],
     why: 'rolebox/restate runs the facade one step at a time inside Restate handlers; nothing below imports it',
   },
+  ai: {
+    may: [...BELOW_DOMAIN, ...DOMAIN, 'rolebox'],
+    why: 'rolebox/ai turns the session handle into tools for agents (AI SDK, MCP): it uses the facade and the domain, nothing below the facade',
+  },
   cli: {
     may: [
       ...UP_TO_MACHINES,
@@ -113,6 +118,7 @@ const LAYERS: Readonly<Record<Room, LayerRule>> = {
       'rolebox',
       'testing',
       'restate',
+      'ai',
       'inspector',
     ],
     why: 'the CLI may import anything (but the root entry)',

@@ -94,6 +94,16 @@ describe('public API', () => {
       [],
     );
     expect(exports.get('./inspector')?.has('startInspectorServer')).toBe(true);
+    const ai = exports.get('./ai')!;
+    for (const name of [
+      'signalTool',
+      'loopTool',
+      'sessionTools',
+      'toolDefinitions',
+      'callTool',
+      'createMcpServer',
+    ])
+      expect(ai.has(name), name).toBe(true);
   });
 
   it('puts the machines under rolebox/machines and the pipeline under rolebox/pipeline', () => {
@@ -139,6 +149,7 @@ describe('public API', () => {
     }
     expect(Object.keys(pkg.exports).sort()).toEqual([
       '.',
+      './ai',
       './inspector',
       './machines',
       './pipeline',
