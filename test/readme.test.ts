@@ -30,7 +30,7 @@ async function runnableExamples() {
   return blocks.flatMap((block, index) => {
     const output = blocks[index + 1];
     return block.lang === 'ts' &&
-      /from 'rolebox(\/testing|\/restate)?'/.test(block.body) &&
+      /from 'rolebox(\/testing|\/restate|\/ai)?'/.test(block.body) &&
       output?.lang === 'text'
       ? [{ code: block.body, output: output.body }]
       : [];
