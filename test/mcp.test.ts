@@ -292,6 +292,26 @@ describe('rolebox mcp in this process', () => {
     );
   });
 
+  it('stops on SIGINT or SIGTERM, exit 0, and leaves no signal listener behind', async () => {
+    const listeners = () => process.listenerCount('SIGINT') + process.listenerCount('SIGTERM');
+    const before = listeners();
+    let interrupt = () => {};
+    const interrupted = new Promise<void>((resolve) => {
+      interrupt = resolve;
+    });
+    const output = captured();
+    const exit = runMcpCommand({ store: false, tasks: join(dir, 'tasks') }, output, '1', {
+      stdin: new PassThrough(),
+      stdout: new PassThrough(),
+      interrupted,
+    });
+    for (let i = 0; i < 200 && !output.lines.some((line) => line.startsWith('rolebox mcp:')); i++)
+      await new Promise((resolve) => setTimeout(resolve, 25));
+    interrupt();
+    expect(await exit).toBe(0);
+    expect(listeners()).toBe(before);
+  });
+
   it('says what to install when @modelcontextprotocol/sdk is missing', async () => {
     const notFound = Object.assign(
       new Error(

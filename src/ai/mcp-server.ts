@@ -279,10 +279,14 @@ export async function serveMcpOverStdio(options: McpStdioOptions): Promise<McpSt
   const closed = new Promise<void>((resolve) => {
     markClosed = resolve;
   });
-  const close = async () => {
-    stdin.off('end', onEnd);
-    await server.close();
-    markClosed();
+  let closing: Promise<void> | undefined;
+  const close = () => {
+    closing ??= (async () => {
+      stdin.off('end', onEnd);
+      await server.close();
+      markClosed();
+    })();
+    return closing;
   };
   const onEnd = () => {
     close().catch(() => markClosed());

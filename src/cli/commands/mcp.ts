@@ -7,7 +7,7 @@ import type { FunctionDefinition } from '../../function/definition.js';
 import { loadFunctions } from '../../function/load.js';
 import { createRolebox } from '../../rolebox/rolebox.js';
 import { resolveInspect } from '../inspector-option.js';
-import { type Output, untilInterrupted } from '../output.js';
+import type { Output } from '../output.js';
 
 /** Options of `rolebox mcp`. */
 export interface McpOptions {
@@ -77,6 +77,7 @@ export async function runMcpCommand(
   const tools: readonly RoleboxToolName[] = options.worker
     ? ROLEBOX_TOOL_NAMES
     : ROLEBOX_TOOL_NAMES.filter((name) => name !== 'start_loop' && name !== 'stop_loop');
+  const signalled = onInterrupt();
   try {
     await rb.start();
     const served = await serveMcpOverStdio({
@@ -92,14 +93,32 @@ export async function runMcpCommand(
     output.err(
       `rolebox mcp: serving tools ${tools.join(', ')} on stdio; sessions ${store ? `in ${options.store}` : 'in memory'}${activate.length > 0 ? `, activating ${activate.join(', ')}` : ''}`,
     );
-    await Promise.race([served.closed, io.interrupted ?? untilInterrupted()]);
+    await Promise.race([served.closed, io.interrupted ?? signalled.interrupted]);
     await served.close();
     return 0;
   } finally {
+    signalled.off();
     await rb.stop();
     await store?.close();
     await inspect?.server?.stop();
   }
+}
+
+/** Resolves `interrupted` on the first SIGINT or SIGTERM; `off()` stops listening. */
+function onInterrupt(): { readonly interrupted: Promise<void>; off(): void } {
+  let done = () => {};
+  const interrupted = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  process.once('SIGINT', done);
+  process.once('SIGTERM', done);
+  return {
+    interrupted,
+    off: () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+    },
+  };
 }
 
 function routeConsoleToStderr(): void {
