@@ -82,8 +82,9 @@ export interface McpServerOptions {
   readonly activate?: readonly string[];
   /** The tools offered (default: all of {@link ROLEBOX_TOOL_NAMES}). */
   readonly tools?: readonly RoleboxToolName[];
-  /** The server's name and version, as the client is told (default `rolebox`, `unknown`). */
+  /** The server's name, as the client is told (default `rolebox`). */
   readonly name?: string;
+  /** The server's version, as the client is told (default `unknown`; `rolebox mcp` gives rolebox's). */
   readonly version?: string;
   /** The MCP SDK (default: {@link loadMcpSdk}). */
   readonly sdk?: McpSdk;
