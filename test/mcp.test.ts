@@ -8,10 +8,12 @@ import { join } from 'node:path';
 import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { loadMcpSdk, MCP_SDK_PACKAGE } from '../src/ai/index.js';
+import { createMcpServer, loadMcpSdk, MCP_SDK_PACKAGE } from '../src/ai/index.js';
 import { runMcpCommand } from '../src/cli/commands/mcp.js';
 import type { Output } from '../src/cli/output.js';
+import { createRolebox, defineFunction } from '../src/index.js';
 import { ROLEBOX_BIN } from './support/cli.js';
 import { rejectionOf } from './support/errors.js';
 import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
@@ -353,5 +355,48 @@ describe('rolebox mcp in this process', () => {
       code: 'unknown_function',
       message: expect.stringContaining('--activate "ghost"'),
     });
+  });
+});
+
+describe('createMcpServer in your own process', () => {
+  it('serves your rolebox over any transport, with the tools you choose', async () => {
+    const rb = createRolebox({
+      functions: [defineFunction({ name: 'review', continue_until: 'signal_observed(answer)' })],
+    });
+    await rb.start();
+    const server = await createMcpServer({ rolebox: rb, activate: ['review'], tools: ['signal'] });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'host', version: '1' });
+    await client.connect(clientSide);
+    try {
+      expect((await client.listTools()).tools.map((tool) => tool.name)).toEqual(['signal']);
+      const result = await client.callTool({
+        name: 'signal',
+        arguments: { session_id: 'mine', type: 'answer' },
+      });
+      expect(result.content).toEqual([
+        {
+          type: 'text',
+          text: 'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition',
+        },
+      ]);
+      // The session is the host's own: its handle sees what the client did.
+      expect(rb.session('mine').idle().completed).toEqual(['review']);
+    } finally {
+      await client.close();
+      await rb.stop();
+    }
+  });
+
+  it('refuses bad options, naming them', async () => {
+    expect((await rejectionOf(createMcpServer({} as never))).code).toBe('invalid_argument');
+    const rb = createRolebox();
+    expect(
+      (await rejectionOf(createMcpServer({ rolebox: rb, activate: 'review' as never }))).code,
+    ).toBe('invalid_argument');
+    expect(
+      (await rejectionOf(createMcpServer({ rolebox: rb, tools: ['shell' as never] }))).message,
+    ).toContain('unknown tool "shell"');
   });
 });
