@@ -28,6 +28,7 @@ const ROOMS = [
   'index',
   'testing',
   'restate',
+  'ai',
   'cli',
   'inspector',
 ] as const;
@@ -106,6 +107,10 @@ const LAYERS: Readonly<Record<Room, LayerRule>> = {
     may: [...UP_TO_MACHINES, 'persistence', 'runtime', 'adapters', 'rolebox'],
     why: 'rolebox/restate runs the facade one step at a time inside Restate handlers; nothing below imports it',
   },
+  ai: {
+    may: [...BELOW_DOMAIN, ...DOMAIN, 'rolebox'],
+    why: 'rolebox/ai turns the session handle into tools for agents (AI SDK, MCP): it uses the facade and the domain, nothing below the facade',
+  },
   cli: {
     may: [
       ...UP_TO_MACHINES,
@@ -116,6 +121,7 @@ const LAYERS: Readonly<Record<Room, LayerRule>> = {
       'rolebox',
       'testing',
       'restate',
+      'ai',
       'inspector',
     ],
     why: 'the CLI may import anything (but the root entry)',
@@ -406,6 +412,62 @@ describe('architecture (DESIGN §1)', () => {
     expect(importCycles(bad).sort()).toEqual([
       'machines/loop.machine.ts → machines/loop.machine.ts',
       'src/session/b.ts → src/signal/a.ts → src/session/b.ts',
+    ]);
+  });
+});
+
+/** The optional peers rolebox/ai works with. */
+const OPTIONAL_PEERS = /^(ai|@modelcontextprotocol\/sdk)(\/|$)/;
+
+/**
+ * Imports of an optional peer that load it when the importing module loads: a value
+ * import (`import { x } from 'ai'`, `export … from`, a side-effect import). `import type`,
+ * `import()` types and `await import()` inside a function are fine: the peer is needed
+ * only where it is used.
+ */
+function eagerPeerImports(file: string, sourceFile: ts.SourceFile): string[] {
+  const found: string[] = [];
+  for (const statement of sourceFile.statements) {
+    if (!ts.isImportDeclaration(statement) && !ts.isExportDeclaration(statement)) continue;
+    const specifier = statement.moduleSpecifier;
+    if (!specifier || !ts.isStringLiteralLike(specifier) || !OPTIONAL_PEERS.test(specifier.text))
+      continue;
+    // Only `import type` is dropped whole: under verbatimModuleSyntax `import { type X }`
+    // stays as `import {} from …`, which loads the module.
+    const typeOnly = ts.isImportDeclaration(statement)
+      ? statement.importClause?.isTypeOnly === true
+      : statement.isTypeOnly;
+    if (!typeOnly) found.push(`${file} loads ${specifier.text} when it loads`);
+  }
+  return found;
+}
+
+describe('optional peers', () => {
+  it('src/ imports ai and @modelcontextprotocol/sdk for types only (the MCP SDK is loaded when a server is made)', () => {
+    const eager = tsFilesUnder('src').flatMap((file) =>
+      eagerPeerImports(
+        file,
+        ts.createSourceFile(file, readFileSync(join(REPO, file), 'utf8'), ts.ScriptTarget.Latest),
+      ),
+    );
+    expect(eager).toEqual([]);
+    const probe = ts.createSourceFile(
+      'x.ts',
+      [
+        "import type { Tool } from 'ai';",
+        "import { type McpServer } from '@modelcontextprotocol/sdk/server/mcp.js';",
+        "import { generateText } from 'ai';",
+        "export { Client } from '@modelcontextprotocol/sdk/client/index.js';",
+        "import 'ai/test';",
+        "import { z } from 'zod';",
+      ].join('\n'),
+      ts.ScriptTarget.Latest,
+    );
+    expect(eagerPeerImports('x.ts', probe)).toEqual([
+      'x.ts loads @modelcontextprotocol/sdk/server/mcp.js when it loads',
+      'x.ts loads ai when it loads',
+      'x.ts loads @modelcontextprotocol/sdk/client/index.js when it loads',
+      'x.ts loads ai/test when it loads',
     ]);
   });
 });

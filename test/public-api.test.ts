@@ -104,6 +104,16 @@ describe('public API', () => {
     expect(exports.get('./node')?.has('CommandDispatcher')).toBe(true);
     expect(exports.get('./node')?.has('loadFunctions')).toBe(true);
     expect(exports.get('./sqlite')?.has('SqliteSnapshotStore')).toBe(true);
+    const ai = exports.get('./ai')!;
+    for (const name of [
+      'signalTool',
+      'loopTool',
+      'sessionTools',
+      'toolDefinitions',
+      'callTool',
+      'createMcpServer',
+    ])
+      expect(ai.has(name), name).toBe(true);
   });
 
   it('keeps the Node-only adapters out of the root (it bundles for browsers)', () => {
@@ -164,6 +174,7 @@ describe('public API', () => {
     }
     expect(Object.keys(pkg.exports).sort()).toEqual([
       '.',
+      './ai',
       './inspector',
       './machines',
       './node',

@@ -5,6 +5,7 @@ import { isRoleboxError } from '../errors.js';
 import { runDemoCommand } from './commands/demo.js';
 import { runInspectCommand } from './commands/inspect.js';
 import { runLoopCommand, STORE_FAILED_EXIT_CODE } from './commands/loop.js';
+import { runMcpCommand } from './commands/mcp.js';
 import { runReplayCommand } from './commands/replay.js';
 import { runResumeCommand } from './commands/resume.js';
 import { runStatusCommand } from './commands/status.js';
@@ -159,6 +160,30 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     )
     .action(async (options) => {
       exit.code = await runDemoCommand(options, output);
+    });
+
+  program
+    .command('mcp')
+    .description(
+      "Serve rolebox's tools (signal, start_loop, stop_loop, session_view, send_event) and session resources to an MCP client over stdio.",
+    )
+    .option('--functions <dir>', 'folder of function definitions (markdown with frontmatter)')
+    .option('--activate <name...>', 'functions activated in every session a tool call opens')
+    .option('--store <file>', 'SQLite file the sessions are saved in', DEFAULT_STORE)
+    .option('--no-store', 'keep the sessions in memory only')
+    .option(
+      '--worker <command>',
+      'shell command that runs one loop round (prompt on stdin, result on stdout); without it no loop tools',
+    )
+    .option('--tasks <dir>', 'directory the worker tasks are kept in', DEFAULT_TASKS)
+    .option('--delay <ms>', 'pause between rounds', wholeNumber(0))
+    .option('--round-timeout <ms>', 'a round running longer than this is an error', wholeNumber(1))
+    .option(
+      '--inspect [url]',
+      'stream to the inspector at url (ws://…), or start one here and print its address on stderr',
+    )
+    .action(async (options) => {
+      exit.code = await runMcpCommand(options, output, packageVersion());
     });
 
   // Loaded when used: @restatedev/restate-sdk is an optional peer dependency.

@@ -13,6 +13,21 @@ export const SIGNAL_TYPES = [
 /** One of the eight agent signal types. */
 export type SignalType = (typeof SIGNAL_TYPES)[number];
 
+/**
+ * What each signal type means, for the agent that emits it (the tool descriptions of
+ * `rolebox/ai` are built from this and {@link SIGNAL_CATEGORY_OF}).
+ */
+export const SIGNAL_MEANINGS = {
+  answer: 'the task is done and this is the final answer',
+  need_approval: 'a human must approve before the work goes on',
+  blocked: 'the work cannot go on until something outside is ready',
+  need_clarification: 'the user must clarify the request or give more input',
+  handoff: 'hand the work over to another agent (name it in payload.target)',
+  progress: 'a progress report; changes nothing',
+  revise_needed: 'the output must be revised before it can be used',
+  escalate: 'a problem the agent cannot handle; a higher authority must take it',
+} as const satisfies Record<SignalType, string>;
+
 /** The four signal categories, by decreasing effect on a function FSM. */
 export const SIGNAL_CATEGORIES = ['terminating', 'pausing', 'handoff', 'info'] as const;
 

@@ -1,0 +1,55 @@
+/**
+ * `rolebox/ai`: rolebox's tools for LLM agents. The AI SDK wrappers need `ai` (6.x) for their
+ * types only, the MCP server loads @modelcontextprotocol/sdk (1.x) when it is made; the plain
+ * definitions need neither.
+ *
+ * @module rolebox/ai
+ */
+
+export {
+  aiTool,
+  loopTool,
+  type RoleboxAiTool,
+  type RoleboxAiTools,
+  sessionTools,
+  signalTool,
+  stopLoopTool,
+} from './ai-sdk.js';
+export {
+  createMcpServer,
+  loadMcpSdk,
+  MCP_SDK_PACKAGE,
+  type McpSdk,
+  type McpSdkLoader,
+  type McpServerOptions,
+  type McpStdioOptions,
+  type McpStdioServer,
+  serveMcpOverStdio,
+  sessionArtifactsUri,
+  sessionViewUri,
+} from './mcp-server.js';
+export {
+  AGENT_TOOL_NAMES,
+  type AnthropicToolDefinition,
+  callTool,
+  factsOnlyView,
+  type HostEventName,
+  type JsonSchema,
+  type OpenAIToolDefinition,
+  ROLEBOX_TOOL_NAMES,
+  type RoleboxToolInputs,
+  type RoleboxToolName,
+  type SendEventToolInput,
+  type SessionHostEvent,
+  type SessionViewToolInput,
+  type SignalToolInput,
+  type StartLoopToolInput,
+  type StopLoopToolInput,
+  type ToolDefinition,
+  type ToolDefinitionOptions,
+  type ToolDefinitionsByFormat,
+  type ToolFormat,
+  toolDefinitions,
+  toolErrorText,
+  toolInputJsonSchema,
+} from './tools.js';

@@ -1,0 +1,129 @@
+import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
+import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
+import { loadMcpSdk, type McpSdkLoader, serveMcpOverStdio } from '../../ai/mcp-server.js';
+import { ROLEBOX_TOOL_NAMES, type RoleboxToolName } from '../../ai/tools.js';
+import { describeValue, RoleboxError } from '../../errors.js';
+import type { FunctionDefinition } from '../../function/definition.js';
+import { loadFunctions } from '../../function/load.js';
+import { createRolebox } from '../../rolebox/rolebox.js';
+import { resolveInspect } from '../inspector-option.js';
+import type { Output } from '../output.js';
+
+/** Options of `rolebox mcp`. */
+export interface McpOptions {
+  /** The SQLite file sessions are saved in; `false` (`--no-store`) keeps them in memory. */
+  readonly store: string | false;
+  readonly functions?: string;
+  readonly activate?: readonly string[];
+  readonly worker?: string;
+  readonly tasks: string;
+  readonly delay?: number;
+  readonly roundTimeout?: number;
+  readonly inspect?: string | boolean;
+}
+
+/** What `rolebox mcp` reads and writes besides its options; tests pass their own. */
+export interface McpIo {
+  readonly loadSdk?: McpSdkLoader;
+  readonly stdin?: NodeJS.ReadableStream;
+  readonly stdout?: NodeJS.WritableStream;
+  /** Resolves when the command must stop (default: SIGINT or SIGTERM). */
+  readonly interrupted?: Promise<void>;
+}
+
+/**
+ * `rolebox mcp`: serves rolebox's tools and session resources to an MCP client over stdio
+ * until the client closes stdin (or SIGINT/SIGTERM). Only protocol frames go to stdout:
+ * everything the command says goes to stderr. Returns the exit code.
+ * Throws: `missing_dependency` without @modelcontextprotocol/sdk; `unknown_function` for an
+ * `--activate` name with no definition.
+ */
+export async function runMcpCommand(
+  options: McpOptions,
+  output: Output,
+  version: string,
+  io: McpIo = {},
+): Promise<number> {
+  const sdk = await loadMcpSdk(io.loadSdk);
+  // Whatever logs with console.log (a function's author, a library) must not corrupt stdout.
+  if (io.stdout === undefined) routeConsoleToStderr();
+  const functions: FunctionDefinition[] = options.functions
+    ? await loadFunctions(options.functions)
+    : [];
+  const activate = options.activate ?? [];
+  for (const name of activate) {
+    if (!functions.some((definition) => definition.name === name))
+      throw new RoleboxError(
+        'unknown_function',
+        `--activate ${describeValue(name)}: no function of that name${options.functions ? ` in ${options.functions}` : ' (give --functions <dir>)'}`,
+        { name },
+      );
+  }
+  const inspect = await resolveInspect(options.inspect, output);
+  const store = options.store === false ? undefined : new SqliteSnapshotStore(options.store);
+  const rb = createRolebox({
+    functions,
+    ...(store ? { store, saveDebounceMs: 0 } : {}),
+    ...(options.worker
+      ? { dispatcher: new CommandDispatcher({ command: options.worker, stateDir: options.tasks }) }
+      : {}),
+    limits: {
+      ...(options.delay === undefined ? {} : { interRoundDelayMs: options.delay }),
+      ...(options.roundTimeout === undefined ? {} : { roundTimeoutMs: options.roundTimeout }),
+    },
+    ...(inspect ? { inspect: { url: inspect.url } } : {}),
+  });
+  // Without a worker no loop can run: the loop tools are not offered at all.
+  const tools: readonly RoleboxToolName[] = options.worker
+    ? ROLEBOX_TOOL_NAMES
+    : ROLEBOX_TOOL_NAMES.filter((name) => name !== 'start_loop' && name !== 'stop_loop');
+  const signalled = onInterrupt();
+  try {
+    await rb.start();
+    const served = await serveMcpOverStdio({
+      rolebox: rb,
+      activate,
+      tools,
+      version,
+      sdk,
+      log: (line) => output.err(line),
+      ...(io.stdin ? { stdin: io.stdin } : {}),
+      ...(io.stdout ? { stdout: io.stdout } : {}),
+    });
+    output.err(
+      `rolebox mcp: serving tools ${tools.join(', ')} on stdio; sessions ${store ? `in ${options.store}` : 'in memory'}${activate.length > 0 ? `, activating ${activate.join(', ')}` : ''}`,
+    );
+    await Promise.race([served.closed, io.interrupted ?? signalled.interrupted]);
+    await served.close();
+    return 0;
+  } finally {
+    signalled.off();
+    await rb.stop();
+    await store?.close();
+    await inspect?.server?.stop();
+  }
+}
+
+/** Resolves `interrupted` on the first SIGINT or SIGTERM; `off()` stops listening. */
+function onInterrupt(): { readonly interrupted: Promise<void>; off(): void } {
+  let done = () => {};
+  const interrupted = new Promise<void>((resolve) => {
+    done = resolve;
+  });
+  process.once('SIGINT', done);
+  process.once('SIGTERM', done);
+  return {
+    interrupted,
+    off: () => {
+      process.off('SIGINT', done);
+      process.off('SIGTERM', done);
+    },
+  };
+}
+
+function routeConsoleToStderr(): void {
+  const toStderr = (...args: unknown[]) => console.error(...args);
+  console.log = toStderr;
+  console.info = toStderr;
+  console.debug = toStderr;
+}
