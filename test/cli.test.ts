@@ -16,7 +16,7 @@ import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const fixtures = join(import.meta.dirname, 'fixtures');
-const COMMANDS = ['loop', 'resume', 'status', 'inspect', 'replay', 'demo'];
+const COMMANDS = ['loop', 'resume', 'status', 'show', 'inspect', 'replay', 'demo'];
 
 let dir: string;
 const running: CliProcess[] = [];
@@ -240,7 +240,7 @@ describe('rolebox loop', () => {
     );
     // It goes on as it was started: the same worker, the same --delay.
     expect(resumed.stderr).toContain(
-      `» worker: ${worker} · delay between rounds: 0 ms · round timeout: default`,
+      `» worker: ${worker} · delay between rounds: 0 ms · round timeout: 15 min (default)`,
     );
     const rounds = /^Rounds: (.*)$/m.exec(resumed.stdout)?.[1] ?? '';
     expect(rounds).toMatch(

@@ -2,6 +2,7 @@ import { createServer, type Http2Server } from 'node:http2';
 import type { AddressInfo } from 'node:net';
 import * as restate from '@restatedev/restate-sdk';
 import { describeValue, RoleboxError } from '../errors.js';
+import { DEFAULT_ENDPOINT_PORT } from './defaults.js';
 import { inspectionOf, type SessionObjectOptions, sessionObjectWith } from './session-object.js';
 import type { StepInspection } from './step-inspection.js';
 import { ERROR_CODE_METADATA } from './wire.js';
@@ -61,7 +62,8 @@ export function serveRoleboxOnRestate(options: ServeRoleboxOptions = {}): Rolebo
   for (const service of services) endpoint.bind(service);
   return {
     endpoint,
-    listen: (port = 9080, host = '127.0.0.1') => listen(endpoint, port, host, inspection),
+    listen: (port = DEFAULT_ENDPOINT_PORT, host = '127.0.0.1') =>
+      listen(endpoint, port, host, inspection),
   };
 }
 
