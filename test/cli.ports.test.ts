@@ -142,4 +142,16 @@ describe('a port in use', () => {
     );
     expect(hasStack(result.stderr)).toBe(false);
   });
+
+  it('rolebox restate serve --processes 2 --port <taken>: stops with exit 2 instead of starting endpoint processes for ever', async () => {
+    const port = await takenPort();
+    const result = await runCli(['restate', 'serve', '--processes', '2', '--port', String(port)], {
+      cwd: dir,
+    });
+    expect(result.code).toBe(2);
+    expect(result.stderr).toMatch(
+      new RegExp(`^rolebox: port ${port} is in use on 127\\.0\\.0\\.1`, 'm'),
+    );
+    expect(result.stderr).not.toContain('starting another');
+  });
 });

@@ -174,7 +174,11 @@ function registered(url: string, admin: string, options: { json?: boolean }, out
 
 async function runPrimary(options: RestateServeOptions, output: Output): Promise<number> {
   let stopping = false;
-  const interrupted = untilInterrupted();
+  // A signal stops it whenever it comes, also while the endpoint processes start (a process
+  // group's SIGTERM reaches them too: they are not replaced then).
+  const interrupted = untilInterrupted().then(() => {
+    stopping = true;
+  });
   // Registered once every first process listens (a replacement later just joins in).
   let ready = 0;
   let failedToStart: (code: number) => void = () => {};
@@ -199,7 +203,7 @@ async function runPrimary(options: RestateServeOptions, output: Output): Promise
     cluster.fork();
   });
   for (let i = 0; i < options.processes; i++) cluster.fork();
-  const url = await listening;
+  const url = await Promise.race([listening, interrupted.then(() => ({ code: OK_EXIT_CODE }))]);
   if (typeof url !== 'string') {
     await stopWorkers();
     return url.code;
@@ -219,7 +223,6 @@ async function runPrimary(options: RestateServeOptions, output: Output): Promise
     registered(url, options.register, options, output);
   }
   await interrupted;
-  stopping = true;
   await stopWorkers();
   return OK_EXIT_CODE;
 }
