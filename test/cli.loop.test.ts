@@ -413,4 +413,17 @@ describe('--json of the other commands', () => {
     expect(await child.exited).toBe(0);
     expect(child.stdout().trimEnd().split('\n')).toHaveLength(1);
   });
+
+  it('restate serve --json says where the endpoint listens in one JSON line, and stops on SIGTERM', async () => {
+    const child = startCli(['restate', 'serve', '--port', '0', '--json'], { cwd: dir });
+    const listening = JSON.parse(await child.line(/^\{/));
+    expect(listening).toEqual({
+      type: 'listening',
+      url: expect.stringMatching(/^http:\/\/127\.0\.0\.1:\d+$/),
+      pid: child.process.pid,
+    });
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(0);
+    expect(child.stdout().trimEnd().split('\n')).toHaveLength(1);
+  });
 });
