@@ -22,6 +22,7 @@ import type { Duplex } from 'node:stream';
 import { fileURLToPath } from 'node:url';
 import { type RawData, type WebSocket, WebSocketServer } from 'ws';
 import { realClock } from '../src/adapters/real-clock.js';
+import { listenError } from '../src/base/listen-error.js';
 import { checkOptionNames } from '../src/base/option-names.js';
 import { describeValue, RoleboxError } from '../src/errors.js';
 import type { Clock, TimerHandle } from '../src/ports/clock.js';
@@ -35,6 +36,9 @@ const PAGE_CATALOGUE_JSON = JSON.stringify({
   signals: SIGNAL_TYPES,
   runtimeEvents: RUNTIME_EVENT_TYPES,
 });
+
+/** The port an inspector listens on unless told otherwise. */
+export const DEFAULT_INSPECTOR_PORT = 7070;
 
 /** The defaults of {@link InspectorServerOptions}' bounds (documented in the README). */
 export const INSPECTOR_DEFAULTS = {
@@ -121,7 +125,7 @@ export interface InspectorStats {
 
 /** Options of {@link startInspectorServer}. */
 export interface InspectorServerOptions {
-  /** TCP port (default 7070; 0 picks a free one). */
+  /** TCP port (default {@link DEFAULT_INSPECTOR_PORT}, 7070; 0 picks a free one). */
   readonly port?: number;
   /** Interface to listen on (default `127.0.0.1`). */
   readonly host?: string;
@@ -256,8 +260,9 @@ type Frame = Record<string, unknown>;
  * and with its per-run token, a browser app only from an allowed origin; hostile frames
  * (not JSON, too big, too deep, unknown) are dropped with a logged reason; what it keeps is
  * bounded in bytes; commands go only to the app that reported the actor.
- * Throws: `invalid_argument` for an option out of range or an unknown option name (nothing
- * is started).
+ * Throws: `invalid_argument` for an option out of range, an unknown option name, or an
+ * address this machine cannot listen on (nothing is started); `port_in_use` when another
+ * process holds the port.
  */
 export async function startInspectorServer(
   options: InspectorServerOptions = {},
@@ -775,10 +780,21 @@ export async function startInspectorServer(
     }
   });
 
-  await new Promise<void>((resolve, reject) => {
-    http.once('error', reject);
-    http.listen(options.port ?? 7070, host, () => resolve());
-  });
+  const port = options.port ?? DEFAULT_INSPECTOR_PORT;
+  try {
+    await new Promise<void>((resolve, reject) => {
+      http.once('error', reject);
+      http.listen(port, host, () => {
+        http.off('error', reject);
+        resolve();
+      });
+    });
+  } catch (error) {
+    await stopServer(http, [appSockets, pageSockets]);
+    throw listenError(error, host, port);
+  }
+  // Not a listen failure any more: say so instead of letting it end the process.
+  http.on('error', (error) => log(`server error: ${error.message}`));
   const address = http.address() as AddressInfo;
   const urlHost = host.includes(':') ? `[${host}]` : host;
   ownOrigins = originsOf(host, address.port);

@@ -264,26 +264,26 @@ export function createLoopMachine(env: MachineEnv) {
           type: 'note',
           sessionId: context.originSessionId,
           loopId: context.id,
-          text: roundCompletedNote(
-            record.round,
-            context.total,
-            record.workerSessionId,
-            record.durationMs,
-          ),
+          round: record.round,
+          text: roundCompletedNote(record.round, context.total, record, record.durationMs),
         } satisfies LoopEmitted;
       }),
-      announceEnd: emit(
-        ({ context }, params: { outcome: LoopOutcome }) =>
-          ({
-            type: 'note',
-            sessionId: context.originSessionId,
-            loopId: context.id,
-            text:
-              params.outcome === 'error'
-                ? loopErrorNote(context.errorReason ?? 'unknown error')
-                : loopEndedNote(params.outcome, context.rounds),
-          }) satisfies LoopEmitted,
-      ),
+      announceEnd: emit(({ context }, params: { outcome: LoopOutcome }) => {
+        // A loop a worker's failure ended: the note is about that round too.
+        const failed = context.rounds.at(-1);
+        return {
+          type: 'note',
+          sessionId: context.originSessionId,
+          loopId: context.id,
+          ...(params.outcome === 'error' && failed?.status === 'error'
+            ? { round: failed.round }
+            : {}),
+          text:
+            params.outcome === 'error'
+              ? loopErrorNote(context.errorReason ?? 'unknown error')
+              : loopEndedNote(params.outcome, context.rounds),
+        } satisfies LoopEmitted;
+      }),
       reportWorkerStarted: emit(
         ({ context }) =>
           ({

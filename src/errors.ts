@@ -46,6 +46,7 @@ export const ERROR_CODES = {
   session_passivated: 'a passivated session the store cannot load at once (open it first)',
   restate_failed: 'a call through a Restate server that could not be made or did not succeed',
   missing_dependency: 'an optional package a feature needs is not installed',
+  port_in_use: 'a port to listen on that another process already holds',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

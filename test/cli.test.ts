@@ -16,7 +16,7 @@ import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const fixtures = join(import.meta.dirname, 'fixtures');
-const COMMANDS = ['loop', 'resume', 'status', 'inspect', 'replay', 'demo', 'mcp'];
+const COMMANDS = ['loop', 'resume', 'status', 'show', 'inspect', 'replay', 'demo', 'mcp'];
 
 let dir: string;
 const running: CliProcess[] = [];
@@ -155,14 +155,14 @@ describe('rolebox loop', () => {
       '[loop-progress loop started: 2 rounds, inherit mode]',
     );
     expect(result.stdout).toMatch(
-      /^\[loop-progress round 1\/2 completed, session=t_\w+, duration=\d+\.\ds\]$/m,
+      /^\[loop-progress round 1\/2 completed, task=t_\w+, duration=\d+\.\ds\]$/m,
     );
     expect(result.stdout).toMatch(/^\[loop-progress round 2\/2 completed/m);
     expect(result.stdout).toContain('[loop-progress loop complete]');
     expect(result.stderr).toMatch(/» round 1\/2 running \(task t_\w+\) · elapsed \d+\.\ds/);
     expect(result.stderr).toMatch(/» round 2\/2 running/);
     // `cat` answers with the prompt it was given: the round's output is the task text.
-    const [taskId] = /session=(t_\w+)/.exec(result.stdout)?.slice(1) ?? [];
+    const [taskId] = /task=(t_\w+)/.exec(result.stdout)?.slice(1) ?? [];
     expect(
       await readFile(join(dir, '.rolebox', 'tasks', String(taskId), 'stdout'), 'utf8'),
     ).toContain('summarise the logs');
@@ -240,7 +240,7 @@ describe('rolebox loop', () => {
     );
     // It goes on as it was started: the same worker, the same --delay.
     expect(resumed.stderr).toContain(
-      `» worker: ${worker} · delay between rounds: 0 ms · round timeout: default`,
+      `» worker: ${worker} · delay between rounds: 0 ms · round timeout: 15 min (default)`,
     );
     const rounds = /^Rounds: (.*)$/m.exec(resumed.stdout)?.[1] ?? '';
     expect(rounds).toMatch(

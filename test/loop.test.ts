@@ -164,6 +164,13 @@ describe('notes (SPEC §3.4), character for character', () => {
     expect(roundCompletedNote(1, 3, 'abc123', 12_500)).toBe(
       '[loop-progress round 1/3 completed, session=abc123, duration=12.5s]',
     );
+    expect(
+      roundCompletedNote(1, 3, { workerSessionId: 'abc123', workerTaskId: 't_1' }, 12_500),
+    ).toBe('[loop-progress round 1/3 completed, session=abc123, duration=12.5s]');
+    // A worker with no session of its own (a shell command) is named by its task.
+    expect(roundCompletedNote(2, 3, { workerSessionId: 't_2', workerTaskId: 't_2' }, 10_200)).toBe(
+      '[loop-progress round 2/3 completed, task=t_2, duration=10.2s]',
+    );
     expect(roundsLine(rounds)).toBe(
       'Rounds: r1:abc123(12.5s,completed), r2:def456(10.2s,completed)',
     );

@@ -154,12 +154,16 @@ async function rolebox(options: ChildOptions = {}) {
 }
 type Child = Awaited<ReturnType<typeof rolebox>>;
 
-/** The notes in what a process wrote on stdout (a closing note is two lines: one note). */
+/**
+ * The notes in what a process wrote on stdout (a closing note is two lines: one note; the
+ * `  │ ` lines under a round's note are what its worker produced, not notes).
+ */
 function notesOf(lines: readonly Line[]): string[] {
   const notes: string[] = [];
   for (const line of lines) {
     if (line.type !== 'out') continue;
     for (const text of String(line.text).split('\n')) {
+      if (text.startsWith('  │ ')) continue;
       if (text.startsWith('Rounds: ') && notes.length > 0) notes[notes.length - 1] += `\n${text}`;
       else notes.push(text);
     }
@@ -257,7 +261,7 @@ describe('two rolebox processes on one SQLite file', () => {
     expectOneLoop(b.notes());
     // Each printed the notes of its own loop: the rounds they name are its own workers'.
     const workers = (notes: string[]) =>
-      notes.flatMap((text) => [...text.matchAll(/session=(t_\w+)/g)].map((match) => match[1]));
+      notes.flatMap((text) => [...text.matchAll(/task=(t_\w+)/g)].map((match) => match[1]));
     expect(workers(a.notes())).toEqual(a.tasks());
     expect(workers(b.notes())).toEqual(b.tasks());
     expect(new Set([...a.tasks(), ...b.tasks()]).size).toBe(6);
@@ -585,7 +589,7 @@ describe('rolebox loop twice on one store', () => {
         .filter(([worker]) => worker === name)
         .sort((x, y) => Number(x[3]) - Number(y[3]))
         .map((line) => line[4]);
-      expect(notes.slice(1, 4).map((text) => /session=(t_\w+)/.exec(text)?.[1])).toEqual(tasks);
+      expect(notes.slice(1, 4).map((text) => /task=(t_\w+)/.exec(text)?.[1])).toEqual(tasks);
     }
   });
 });

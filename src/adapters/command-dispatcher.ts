@@ -22,6 +22,9 @@ import { WORKER_WRAPPER_SCRIPT } from './worker-wrapper.js';
 /** Whether a pid runs (zombies count as dead); it lives in process-alive.ts, shared with the stores. */
 export { isAlive };
 
+/** The default of {@link CommandDispatcherOptions.stateDir}, relative to the working directory. */
+export const DEFAULT_TASKS_DIR = '.rolebox/tasks';
+
 /** The default of {@link CommandDispatcherOptions.maxOutputBytes}: 16 MiB. */
 export const DEFAULT_MAX_OUTPUT_BYTES = 16 * 1024 * 1024;
 /** The largest {@link CommandDispatcherOptions.maxOutputBytes}: what is kept is read into one string. */
@@ -231,7 +234,7 @@ export class CommandDispatcher implements Dispatcher {
     }
     this.#command = options.command;
     // Absolute: the wrapper runs in the command's working directory.
-    this.#stateDir = resolve(options.stateDir ?? join('.rolebox', 'tasks'));
+    this.#stateDir = resolve(options.stateDir ?? DEFAULT_TASKS_DIR);
     this.#cwd = options.cwd;
     this.#env = options.env ?? {};
     this.#clock = options.clock ?? realClock;
@@ -345,6 +348,15 @@ export class CommandDispatcher implements Dispatcher {
     }
     if (status === 'completed') return { text, hadError: false, output };
     return { text, hadError: true, errorReason: await this.#errorReason(files, status), output };
+  }
+
+  /**
+   * The file a task's stdout is written to (the newest part, when a long output was
+   * rotated into `stdout.prev`), for a person to read the whole of it.
+   * Throws: `invalid_argument` for a string that is not a task id.
+   */
+  outputFile(taskId: string): string {
+    return this.#files(taskId).stdout.current;
   }
 
   async cancelRound(taskId: string): Promise<void> {

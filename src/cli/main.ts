@@ -1,34 +1,40 @@
 import { existsSync, readFileSync } from 'node:fs';
-import { Command, CommanderError, InvalidArgumentError, Option } from 'commander';
+import { Command, CommanderError, Option } from 'commander';
+import { DEFAULT_INSPECTOR_PORT } from '../../inspector/server.js';
 import { importOptional } from '../base/optional-import.js';
 import { isRoleboxError } from '../errors.js';
-import { runDemoCommand } from './commands/demo.js';
+import { DEFAULT_ENDPOINT_PORT } from '../restate/defaults.js';
+import { DEFAULT_LIMITS } from '../system/limits.js';
+import { DEMO_ROUND_SECONDS, runDemoCommand } from './commands/demo.js';
 import { runInspectCommand } from './commands/inspect.js';
-import { runLoopCommand, STORE_FAILED_EXIT_CODE } from './commands/loop.js';
+import { runLoopCommand } from './commands/loop.js';
 import { runMcpCommand } from './commands/mcp.js';
 import { runReplayCommand } from './commands/replay.js';
 import { runResumeCommand } from './commands/resume.js';
+import { runShowCommand } from './commands/show.js';
 import { runStatusCommand } from './commands/status.js';
-import { type Output, processOutput } from './output.js';
+import {
+  exitCodesHelp,
+  FAILURE_EXIT_CODE,
+  STORE_FAILED_EXIT_CODE,
+  USAGE_EXIT_CODE,
+} from './exit-codes.js';
+import {
+  DEFAULT_HOST,
+  DEFAULT_RESTATE_BASE_DIR,
+  delayOption,
+  jsonOption,
+  portOption,
+  roundTimeoutOption,
+  runOptions,
+  storeOption,
+  tasksOption,
+  wholeNumber,
+} from './options.js';
+import { formatMs, type Output, processOutput, stopOnClosedStdout } from './output.js';
 
 /** Exit code for a bad argument or bad input (a usage error). */
-export const USAGE_EXIT_CODE = 2;
-
-const DEFAULT_STORE = '.rolebox/state.db';
-const DEFAULT_TASKS = '.rolebox/tasks';
-
-/** Parses a whole number of at least `min` for an option, or explains what is wrong. */
-function wholeNumber(min: number) {
-  return (text: string): number => {
-    const value = Number(text);
-    if (text.trim() === '' || !Number.isInteger(value) || value < min) {
-      throw new InvalidArgumentError(
-        `expected a whole number ≥ ${min}, got ${JSON.stringify(text)}.`,
-      );
-    }
-    return value;
-  };
-}
+export { USAGE_EXIT_CODE };
 
 /** The version in rolebox's package.json (found from here, in the sources or in dist/). */
 function packageVersion(): string {
@@ -40,22 +46,6 @@ function packageVersion(): string {
     }
   }
   return 'unknown';
-}
-
-function runOptions(command: Command): Command {
-  return command
-    .option('--store <file>', 'SQLite file the sessions are saved in', DEFAULT_STORE)
-    .option(
-      '--tasks <dir>',
-      'directory the worker tasks are kept in (they outlive the process)',
-      DEFAULT_TASKS,
-    )
-    .option('--delay <ms>', 'pause between rounds', wholeNumber(0))
-    .option('--round-timeout <ms>', 'a round running longer than this is an error', wholeNumber(1))
-    .option(
-      '--inspect [url]',
-      'stream to the inspector at url (ws://…), or start one here and print its address',
-    );
 }
 
 /**
@@ -73,20 +63,25 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       // One prefix for every complaint, commander's and ours.
       outputError: (text, write) => write(text.replace(/^error: /, 'rolebox: ')),
     })
+    .addHelpText('after', `\n${exitCodesHelp()}`)
     .exitOverride();
 
   runOptions(
     program
       .command('loop')
       .description(
-        'Run a loop: |loop:N| <task> rounds of a shell command, printing its notes. Ctrl-C stops the loop; twice leaves it for `rolebox resume`.',
+        'Run a loop: |loop:N| <task> rounds of a shell command, printing its notes and what each round produced. Ctrl-C stops the loop; twice leaves it for `rolebox resume`.',
       )
-      .argument('<text>', 'the loop command, e.g. "|loop:3| summarise the logs"')
+      .argument(
+        '<text>',
+        'the loop command, e.g. "|loop:3| summarise the logs"; - reads it from stdin',
+      )
       .requiredOption(
         '--worker <command>',
         'shell command that runs one round: prompt on stdin, result on stdout',
       )
-      .option('--session <id>', 'id of the session the loop runs in'),
+      .option('--session <id>', 'id of the session the loop runs in (default: a new id, s_…)')
+      .addOption(jsonOption('print one JSON object per line (notes, rounds, the result)')),
   ).action(async (text: string, options) => {
     exit.code = await runLoopCommand(text, options, output);
   });
@@ -97,7 +92,12 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       .description(
         'Restore the stored sessions, reconcile their loops with the worker tasks, and run them to the end.',
       )
-      .option('--worker <command>', 'worker command (default: the one the loop was started with)'),
+      .option('--worker <command>', 'worker command (default: the one the loop was started with)')
+      .addOption(jsonOption('print one JSON object per line (notes, rounds, the results)')),
+    {
+      delay: `the one the loop was started with, else ${formatMs(DEFAULT_LIMITS.interRoundDelayMs)}`,
+      roundTimeout: `the one the loop was started with, else ${formatMs(DEFAULT_LIMITS.roundTimeoutMs)}`,
+    },
   ).action(async (options) => {
     exit.code = await runResumeCommand(options, output);
   });
@@ -107,10 +107,23 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     .description(
       'List the stored sessions with their phases, functions and loops, without running anything.',
     )
-    .option('--store <file>', 'SQLite file the sessions are saved in', DEFAULT_STORE)
-    .option('--json', 'print JSON for machines instead of a table')
+    .addOption(storeOption())
+    .addOption(jsonOption('print JSON (an array of sessions) instead of a table'))
     .action(async (options) => {
       exit.code = await runStatusCommand(options, output);
+    });
+
+  program
+    .command('show')
+    .description(
+      'Show one stored session: its phase and functions, its loop, and every round with what the worker produced.',
+    )
+    .argument('<session>', 'the session id (see `rolebox status`)')
+    .addOption(storeOption())
+    .addOption(tasksOption('directory the worker tasks are kept in, read for their output'))
+    .addOption(jsonOption('print JSON (the session, its loop, its rounds with their output)'))
+    .action(async (sessionId: string, options) => {
+      exit.code = await runShowCommand(sessionId, options, output);
     });
 
   program
@@ -118,12 +131,13 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     .description(
       'Start the offline inspector: apps stream to it, a browser shows their live statecharts.',
     )
-    .option('--port <port>', 'port to listen on (0 for any free one)', wholeNumber(0), 7070)
-    .option('--host <host>', 'address to listen on', '127.0.0.1')
+    .addOption(portOption('port to listen on (0 for any free one)', DEFAULT_INSPECTOR_PORT))
+    .option('--host <host>', 'address to listen on', DEFAULT_HOST)
     .option(
       '--app-origin <origin...>',
-      'browser origin allowed to stream to it (e.g. http://localhost:5173); Node apps need none',
+      'browser origin allowed to stream to it, e.g. http://localhost:5173 (default: none; Node apps need none)',
     )
+    .addOption(jsonOption('print JSON lines of events ({"type":"listening",…}, …)'))
     .action(async (options) => {
       exit.code = await runInspectCommand(options, output);
     });
@@ -134,8 +148,9 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       'Replay a recorded run (.run.json) against the current machines; exits 1 on a divergence.',
     )
     .argument('<file>', 'the recorded run')
-    .action(async (file: string) => {
-      exit.code = await runReplayCommand(file, output);
+    .addOption(jsonOption('print the report as JSON'))
+    .action(async (file: string, options) => {
+      exit.code = await runReplayCommand(file, options, output);
     });
 
   program
@@ -143,21 +158,22 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     .description(
       'A showcase system with the inspector on: a three-round loop, an approval waiting for `answer`, a session in review.',
     )
-    .option(
-      '--port <port>',
-      'port of the inspector (a free one when taken; 0 for any)',
-      wholeNumber(0),
-      7070,
+    .addOption(
+      portOption(
+        'port of the inspector (a free one when taken; 0 for any)',
+        DEFAULT_INSPECTOR_PORT,
+      ),
     )
     .option(
       '--inspect <url>',
-      'stream to an inspector already running at url instead of starting one',
+      'stream to an inspector already running at url (default: start one here)',
     )
     .addOption(
       new Option('--round-seconds <s>', 'how long the built-in worker takes per round')
         .argParser(wholeNumber(0))
-        .default(3),
+        .default(DEMO_ROUND_SECONDS),
     )
+    .addOption(jsonOption('print JSON lines of events ({"type":"listening",…}, …)'))
     .action(async (options) => {
       exit.code = await runDemoCommand(options, output);
     });
@@ -169,18 +185,18 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     )
     .option('--functions <dir>', 'folder of function definitions (markdown with frontmatter)')
     .option('--activate <name...>', 'functions activated in every session a tool call opens')
-    .option('--store <file>', 'SQLite file the sessions are saved in', DEFAULT_STORE)
+    .addOption(storeOption())
     .option('--no-store', 'keep the sessions in memory only')
     .option(
       '--worker <command>',
       'shell command that runs one loop round (prompt on stdin, result on stdout); without it no loop tools',
     )
-    .option('--tasks <dir>', 'directory the worker tasks are kept in', DEFAULT_TASKS)
-    .option('--delay <ms>', 'pause between rounds', wholeNumber(0))
-    .option('--round-timeout <ms>', 'a round running longer than this is an error', wholeNumber(1))
+    .addOption(tasksOption())
+    .addOption(delayOption())
+    .addOption(roundTimeoutOption())
     .option(
       '--inspect [url]',
-      'stream to the inspector at url (ws://…), or start one here and print its address on stderr',
+      'stream to the inspector at url (ws://…), or start one here and print its address on stderr (default: off)',
     )
     .action(async (options) => {
       exit.code = await runMcpCommand(options, output, packageVersion());
@@ -201,28 +217,28 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     );
   const endpointOptions = (command: Command) =>
     command
-      .option('--host <host>', 'address the endpoint listens on', '127.0.0.1')
-      .option('--functions <dir>', 'folder of function definitions (markdown with frontmatter)')
+      .option('--host <host>', 'address the endpoint listens on', DEFAULT_HOST)
+      .option(
+        '--functions <dir>',
+        'folder of function definitions, markdown with frontmatter (default: none)',
+      )
       .option(
         '--worker <command>',
         'shell command that runs one loop round (prompt on stdin, result on stdout), served here',
       )
-      .option('--tasks <dir>', 'where the shell worker keeps its tasks', DEFAULT_TASKS)
+      .addOption(tasksOption('where the shell worker keeps its tasks'))
       .option('--workers-service <name>', 'a Restate service of yours that runs the rounds instead')
       .option('--event-sink <service>', "a Restate service that receives every step's host events")
-      .option('--delay <ms>', 'pause between rounds', wholeNumber(0))
-      .option(
-        '--round-timeout <ms>',
-        'a round running longer than this is an error',
-        wholeNumber(1),
-      );
+      .addOption(delayOption())
+      .addOption(roundTimeoutOption())
+      .addOption(jsonOption('print JSON lines of events ({"type":"listening",…}, …)'));
   endpointOptions(
     restate
       .command('serve')
       .description(
         'Serve the rolebox endpoint (register it with your Restate server); SIGTERM stops it.',
       )
-      .option('--port <port>', 'port to listen on (0 for any free one)', wholeNumber(0), 9080)
+      .addOption(portOption('port to listen on (0 for any free one)', DEFAULT_ENDPOINT_PORT))
       .option(
         '--processes <n>',
         'endpoint processes sharing the port (a dead one is replaced)',
@@ -247,10 +263,18 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       .option(
         '--base-dir <dir>',
         'where the server keeps its state (and the ports it used)',
-        '.rolebox/restate',
+        DEFAULT_RESTATE_BASE_DIR,
       )
-      .option('--ingress-port <port>', 'ingress port (default: as --port)', wholeNumber(1))
-      .option('--admin-port <port>', 'admin port (default: as --port)', wholeNumber(1)),
+      .option(
+        '--ingress-port <port>',
+        'ingress port (default: the one used last time, else a free one)',
+        wholeNumber(1),
+      )
+      .option(
+        '--admin-port <port>',
+        'admin port (default: the one used last time, else a free one)',
+        wholeNumber(1),
+      ),
   ).action(async (options) => {
     exit.code = await (await restateCommands()).runRestateDevCommand(options, output);
   });
@@ -259,15 +283,16 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
 }
 
 /**
- * Runs the `rolebox` command line. Returns the exit code: 0 on success, 2 for a bad
- * argument or bad input (the message says which), 3 when the store cannot be written,
- * otherwise what the command reports.
+ * Runs the `rolebox` command line. Returns the exit code (the table is in exit-codes.ts): 0 on
+ * success, 2 for a bad argument or bad input (the message says which), 3 when the store
+ * cannot be written, otherwise what the command reports.
  */
 export async function main(
   argv: readonly string[],
   output: Output = processOutput,
 ): Promise<number> {
   const exit = { code: 0 };
+  if (output === processOutput) stopOnClosedStdout();
   try {
     await buildProgram(output, exit).parseAsync([...argv], { from: 'user' });
     return exit.code;
@@ -286,6 +311,6 @@ export async function main(
     output.err(
       `rolebox: ${error instanceof Error ? (error.stack ?? error.message) : String(error)}`,
     );
-    return 1;
+    return FAILURE_EXIT_CODE;
   }
 }

@@ -6,8 +6,6 @@ import { checkOptionNames } from '../base/option-names.js';
 import {
   type CheckedSpec,
   type DefineFunctionOptions,
-  type DefinitionIssue,
-  type DefinitionOutline,
   definitionError,
   examineFunctionSpec,
   type FunctionDefinition,

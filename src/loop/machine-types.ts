@@ -108,6 +108,8 @@ export type LoopEmitted =
       readonly type: 'note';
       readonly sessionId: string;
       readonly loopId: string;
+      /** The round the note is about: a round's completion, or the round whose failure ended the loop. */
+      readonly round?: number;
       readonly text: string;
     }
   | {

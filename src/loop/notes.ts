@@ -15,14 +15,25 @@ export function loopStartedNote(total: number, mode: LoopMode, clampedFrom?: num
   return `${LOOP_PROGRESS_MARKER} loop started: ${total} rounds, ${mode} mode${clamped}]`;
 }
 
-/** `[loop-progress round 1/3 completed, session=abc123, duration=12.5s]` */
+/**
+ * `[loop-progress round 1/3 completed, session=abc123, duration=12.5s]`: the session the
+ * worker ran in. A worker that runs in no session of its own (a shell command: the
+ * dispatcher reports its task id as its session) is named by its task instead:
+ * `task=t_abc123`.
+ */
 export function roundCompletedNote(
   round: number,
   total: number,
-  workerSessionId: string,
+  worker: string | { readonly workerSessionId: string; readonly workerTaskId: string },
   durationMs: number | undefined,
 ): string {
-  return `${LOOP_PROGRESS_MARKER} round ${round}/${total} completed, session=${workerSessionId}, duration=${formatDuration(durationMs)}]`;
+  const label =
+    typeof worker === 'string'
+      ? `session=${worker}`
+      : worker.workerSessionId === worker.workerTaskId
+        ? `task=${worker.workerTaskId}`
+        : `session=${worker.workerSessionId}`;
+  return `${LOOP_PROGRESS_MARKER} round ${round}/${total} completed, ${label}, duration=${formatDuration(durationMs)}]`;
 }
 
 /**

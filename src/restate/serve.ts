@@ -3,6 +3,7 @@ import type { AddressInfo } from 'node:net';
 import * as restate from '@restatedev/restate-sdk';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import { DEFAULT_ENDPOINT_PORT } from './defaults.js';
 import {
   inspectionOf,
   SESSION_OBJECT_OPTION_NAMES,
@@ -77,7 +78,8 @@ export function serveRoleboxOnRestate(options: ServeRoleboxOptions = {}): Rolebo
   for (const service of services) endpoint.bind(service);
   return {
     endpoint,
-    listen: (port = 9080, host = '127.0.0.1') => listen(endpoint, port, host, inspection),
+    listen: (port = DEFAULT_ENDPOINT_PORT, host = '127.0.0.1') =>
+      listen(endpoint, port, host, inspection),
   };
 }
 

@@ -1,4 +1,4 @@
-import { CommandDispatcher } from '../adapters/command-dispatcher.js';
+import { CommandDispatcher, DEFAULT_TASKS_DIR } from '../adapters/command-dispatcher.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
@@ -41,7 +41,7 @@ export function shellCommandWorker(options: ShellCommandWorkerOptions) {
     );
   const dispatcher = new CommandDispatcher({
     command: options.command,
-    stateDir: options.tasksDir ?? '.rolebox/tasks',
+    stateDir: options.tasksDir ?? DEFAULT_TASKS_DIR,
   });
   return roleboxWorker(options.name ?? SHELL_WORKER_NAME, async (ctx, round, request) =>
     ctx.run('run the round command', async (): Promise<RoundResult> => {

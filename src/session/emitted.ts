@@ -79,6 +79,8 @@ export type EmittedEvent =
       readonly type: 'note';
       readonly sessionId: string;
       readonly loopId: string;
+      /** The round the note is about: a round's completion, or the round whose failure ended the loop. */
+      readonly round?: number;
       readonly text: string;
     }
   | { readonly type: 'loop_started'; readonly sessionId: string; readonly loopId: string }

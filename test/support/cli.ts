@@ -21,19 +21,22 @@ const SIGNAL_NUMBERS: Record<string, number> = { SIGINT: 2, SIGKILL: 9, SIGTERM:
 
 /**
  * Starts `node bin/rolebox.js ...args` in `cwd`: Node itself with the launcher, one
- * process, so a signal sent to it reaches rolebox.
+ * process, so a signal sent to it reaches rolebox. Its stdin holds `input` (default: nothing).
  */
 export function startCli(
   args: readonly string[],
-  options: { cwd: string; env?: Record<string, string> },
+  options: { cwd: string; env?: Record<string, string>; input?: string },
 ): CliProcess {
   const child = track(
     spawn(process.execPath, [ROLEBOX_BIN, ...args], {
       cwd: options.cwd,
       env: { ...process.env, ...options.env },
-      stdio: ['ignore', 'pipe', 'pipe'],
+      stdio: ['pipe', 'pipe', 'pipe'],
     }),
   );
+  // What it reads on stdin (nothing unless told), then the end of it.
+  child.stdin.on('error', () => {}); // it may end before it read all of it
+  child.stdin.end(options.input ?? '');
   let stdout = '';
   let stderr = '';
   const lines: string[] = [];
@@ -77,7 +80,7 @@ export function startCli(
 /** Runs `rolebox ...args` to the end. */
 export async function runCli(
   args: readonly string[],
-  options: { cwd: string; env?: Record<string, string> },
+  options: { cwd: string; env?: Record<string, string>; input?: string },
 ): Promise<{ code: number; stdout: string; stderr: string }> {
   const child = startCli(args, options);
   const code = await child.exited;

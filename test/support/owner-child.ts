@@ -102,7 +102,7 @@ const follower = followLoops(
     err: (text) => write({ type: 'progress', text }),
   },
   () => rb.flush(),
-  3_600_000,
+  { heartbeatMs: 3_600_000 },
 );
 
 let pauseOnNote = config.pauseOnNote;

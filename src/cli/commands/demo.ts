@@ -6,7 +6,12 @@ import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { defineFunction } from '../../function/definition.js';
 import type { HostEvent } from '../../rolebox/host-events.js';
 import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
-import { inspectorLog, startInspectorServerOnFreePort } from '../inspector-option.js';
+import { OK_EXIT_CODE } from '../exit-codes.js';
+import {
+  inspectorLog,
+  portFallbackLine,
+  startInspectorServerOnFreePort,
+} from '../inspector-option.js';
 import { type Output, untilInterrupted } from '../output.js';
 
 /** Options of `rolebox demo`. */
@@ -17,7 +22,12 @@ export interface DemoOptions {
   readonly inspect?: string;
   /** How long the built-in worker takes per round. */
   readonly roundSeconds: number;
+  /** JSON lines on stdout instead of text (the shapes are in the README). */
+  readonly json?: boolean;
 }
+
+/** How long the built-in worker of `rolebox demo` takes per round unless told otherwise. */
+export const DEMO_ROUND_SECONDS = 3;
 
 /** The session ids of the demo's three showcases. */
 export const DEMO_SESSIONS = { approval: 'approval', loop: 'writer', review: 'review' } as const;
@@ -78,9 +88,11 @@ export function describeDemoEvent(event: HostEvent): string | undefined {
 /**
  * Opens the three showcases: an approval function gated on a human `answer`, a
  * three-round loop run by the built-in worker, and a session waiting for its artifact's
- * review. Returns: what to tell the user about them.
+ * review. Returns: what to tell the user about each.
  */
-export async function openDemoSessions(rb: Rolebox): Promise<string[]> {
+export async function openDemoSessions(
+  rb: Rolebox,
+): Promise<{ readonly session: string; readonly hint: string }[]> {
   const approval = await rb.openSession({ id: DEMO_SESSIONS.approval });
   approval.activate('awaiting-approval');
   approval.tool('|signal| type=need_approval, payload={"reason": "deploys to production"}');
@@ -109,9 +121,18 @@ export async function openDemoSessions(rb: Rolebox): Promise<string[]> {
   review.send({ type: 'worker_completed', artifactId: draft.id, assessment: 'five-seven-five' });
 
   return [
-    `approval: fn:${DEMO_SESSIONS.approval}:awaiting-approval is gated until someone sends it \`answer\` (\`escalate\` activates emergency-handler)`,
-    `writer:   loop of 3 rounds by the built-in worker; \`stop loop\` on the loop cancels it`,
-    `review:   session:${DEMO_SESSIONS.review} waits in review_artifact; send user_accepted_artifact {"artifactId": "${draft.id}"}`,
+    {
+      session: DEMO_SESSIONS.approval,
+      hint: `fn:${DEMO_SESSIONS.approval}:awaiting-approval is gated until someone sends it \`answer\` (\`escalate\` activates emergency-handler)`,
+    },
+    {
+      session: DEMO_SESSIONS.loop,
+      hint: 'loop of 3 rounds by the built-in worker; `stop loop` on the loop cancels it',
+    },
+    {
+      session: DEMO_SESSIONS.review,
+      hint: `session:${DEMO_SESSIONS.review} waits in review_artifact; send user_accepted_artifact {"artifactId": "${draft.id}"}`,
+    },
   ];
 }
 
@@ -122,10 +143,17 @@ export async function openDemoSessions(rb: Rolebox): Promise<string[]> {
 export async function runDemoCommand(options: DemoOptions, output: Output): Promise<number> {
   const tasks = mkdtempSync(join(tmpdir(), 'rolebox-demo-'));
   let server: InspectorServer | undefined;
+  let portInUse: number | undefined;
   let rb: Rolebox | undefined;
+  // From here on a signal stops it cleanly (the temporary folder goes), even during start-up.
+  const interrupted = untilInterrupted();
   try {
-    if (!options.inspect)
-      server = await startInspectorServerOnFreePort(options.port, inspectorLog(output));
+    if (!options.inspect) {
+      const started = await startInspectorServerOnFreePort(options.port, inspectorLog(output));
+      server = started.server;
+      portInUse = started.portInUse;
+      if (portInUse !== undefined) output.err(portFallbackLine(started));
+    }
     const url = options.inspect ?? (server as InspectorServer).wsUrl;
     rb = createRolebox({
       functions: DEMO_FUNCTIONS,
@@ -139,7 +167,19 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
     const demo = rb;
     demo.on('*', (event) => {
       const line = describeDemoEvent(event);
-      if (line) output.err(`» ${line}`);
+      if (!line) return;
+      if (options.json)
+        output.out(
+          JSON.stringify({
+            type: 'event',
+            event: event.type,
+            ...('sessionId' in event && event.sessionId !== undefined
+              ? { session: event.sessionId }
+              : {}),
+            text: line,
+          }),
+        );
+      else output.err(`» ${line}`);
     });
     // The demo plays the agent of the approval session: when a human sends it a signal
     // from the inspector, its turn ends (idle), so `answer` completes the function.
@@ -148,12 +188,31 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
         demo.session(event.sessionId).idle();
     });
     await demo.start();
-    output.out(server ? `inspector: ${server.url}` : `streaming to the inspector at ${url}`);
-    const hints = await openDemoSessions(demo);
-    for (const hint of hints) output.out(`  ${hint}`);
-    output.out('Ctrl-C to stop.');
-    await untilInterrupted();
-    return 0;
+    if (options.json)
+      output.out(
+        JSON.stringify(
+          server
+            ? {
+                type: 'listening',
+                url: server.url,
+                wsUrl: server.wsUrl,
+                port: server.port,
+                ...(portInUse === undefined ? {} : { portInUse }),
+              }
+            : { type: 'streaming', wsUrl: url },
+        ),
+      );
+    else output.out(server ? `inspector: ${server.url}` : `streaming to the inspector at ${url}`);
+    const showcases = await openDemoSessions(demo);
+    for (const { session, hint } of showcases)
+      output.out(
+        options.json
+          ? JSON.stringify({ type: 'showcase', session, hint })
+          : `  ${`${session}:`.padEnd(10)}${hint}`,
+      );
+    if (!options.json) output.out('Ctrl-C to stop.');
+    await interrupted;
+    return OK_EXIT_CODE;
   } finally {
     await rb?.stop();
     await server?.stop();

@@ -2,11 +2,20 @@ import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { isRoleboxError, RoleboxError } from '../../errors.js';
 import { parseLoopCommand } from '../../loop/parse-loop-command.js';
-import { isTerminalLoopPhase } from '../../loop/types.js';
+import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
+import type { Dispatcher } from '../../ports/dispatcher.js';
 import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import { crashPoint } from '../crash-points.js';
+import {
+  FAILURE_EXIT_CODE,
+  OK_EXIT_CODE,
+  SIGINT_EXIT_CODE,
+  SIGTERM_EXIT_CODE,
+  STORE_FAILED_EXIT_CODE,
+} from '../exit-codes.js';
 import { resolveInspect } from '../inspector-option.js';
-import { followLoops, type Output } from '../output.js';
+import { followLoops, type NoteEvent, type Output } from '../output.js';
+import { type RoundShown, readRound, roundFromLoop } from '../round-output.js';
 
 /** The slot where the CLI remembers a session's worker command, for `rolebox resume`. */
 export const WORKER_SLOT = 'cli.worker';
@@ -24,13 +33,14 @@ export interface RunOptions {
 }
 
 /** Exit code when the store cannot be written: the work stopped there (SPEC §6). */
-export const STORE_FAILED_EXIT_CODE = 3;
+export { STORE_FAILED_EXIT_CODE };
 
 /** Exit codes: complete 0, error or interrupted 1, cancelled 130 (as after Ctrl-C). */
 export function exitCodeFor(phases: readonly string[]): number {
-  if (phases.some((phase) => phase === 'error' || phase === 'interrupted')) return 1;
-  if (phases.some((phase) => phase === 'cancelled')) return 130;
-  return 0;
+  if (phases.some((phase) => phase === 'error' || phase === 'interrupted'))
+    return FAILURE_EXIT_CODE;
+  if (phases.some((phase) => phase === 'cancelled')) return SIGINT_EXIT_CODE;
+  return OK_EXIT_CODE;
 }
 
 /**
@@ -46,7 +56,7 @@ export async function cliRolebox(options: RunOptions, worker: string, output: Ou
     // The dispatcher's own named points (`before-key`, `before-spawn`, `after-spawn`).
     onDispatchPoint: crashPoint,
   });
-  const rb = createRolebox({
+  const rb: Rolebox = createRolebox({
     store,
     dispatcher,
     // Saved as soon as anything changes: a shell command can be killed at any moment.
@@ -62,27 +72,84 @@ export async function cliRolebox(options: RunOptions, worker: string, output: Ou
     await store.close();
     await inspect?.server?.stop();
   };
-  return { rb, store, close };
+  return { rb, store, dispatcher, close };
 }
 
 /** A command's view of its loops' progress, subscribed before anything can happen. */
 export type LoopFollower = ReturnType<typeof followLoops>;
 
 /**
- * Starts printing the loops' progress (durably: see {@link followLoops}). Call it before
+ * Starts printing the loops' progress (durably: see {@link followLoops}), with what each
+ * round produced when `dispatcher` (the one that runs the rounds) is given. Call it before
  * `rb.start()` or `startLoop`, so no note is missed.
  */
 export function followRolebox(
   rb: Rolebox,
   output: Output,
   totals: (loopId: string) => number | undefined,
+  options: { readonly json?: boolean; readonly dispatcher?: Dispatcher } = {},
 ): LoopFollower {
+  const { dispatcher } = options;
   return followLoops(
     (handler) => rb.on('*', handler),
     totals,
     output,
     () => rb.flush(),
+    {
+      ...(options.json ? { json: true } : {}),
+      ...(dispatcher ? { roundOf: (note: NoteEvent) => roundOfNote(rb, dispatcher, note) } : {}),
+    },
   );
+}
+
+/**
+ * What the round a note is about produced, from the loop's state while the note is fresh:
+ * at once for a completed round (the loop's summary is its output); a failed round's
+ * output is read from the dispatcher.
+ */
+function roundOfNote(
+  rb: Rolebox,
+  dispatcher: Dispatcher,
+  note: NoteEvent,
+): RoundShown | Promise<RoundShown> | undefined {
+  if (note.round === undefined) return undefined;
+  let loop: LoopState | undefined;
+  try {
+    loop = rb.session(note.sessionId).view().loop ?? undefined;
+  } catch {
+    return undefined; // the session is gone from here (taken over): its owner prints it
+  }
+  const record =
+    loop?.id === note.loopId ? loop.rounds.find((round) => round.round === note.round) : undefined;
+  if (!loop || !record) return undefined;
+  const where = { session: note.sessionId, loop: note.loopId };
+  return roundFromLoop(dispatcher, where, record, loop) ?? readRound(dispatcher, where, record);
+}
+
+/** The `--json` line that ends a loop's output: how it ended and the exit code. */
+export function resultJson(rb: Rolebox, loopId: string, sessionId: string, exitCode: number) {
+  let loop: LoopState | undefined;
+  try {
+    loop = rb.session(sessionId).view().loop ?? undefined;
+  } catch {
+    loop = undefined;
+  }
+  const state = loop?.id === loopId ? loop : undefined;
+  return JSON.stringify({
+    type: 'result',
+    session: sessionId,
+    loop: loopId,
+    ...(state
+      ? {
+          phase: state.phase,
+          rounds: state.rounds.length,
+          total: state.total,
+          ...(state.errorReason === undefined ? {} : { error: state.errorReason }),
+          ...(state.lastSummary === undefined ? {} : { summary: state.lastSummary }),
+        }
+      : {}),
+    exitCode,
+  });
 }
 
 /**
@@ -114,11 +181,11 @@ export async function waitForLoops(
           if (loop && !isTerminalLoopPhase(loop.phase)) session.message('/stop-loop');
         }
       } else {
-        finish(130);
+        finish(SIGINT_EXIT_CODE);
       }
     };
     // SIGTERM (a supervisor stopping us) leaves at once, like a second Ctrl-C.
-    const onSigterm = () => finish(143);
+    const onSigterm = () => finish(SIGTERM_EXIT_CODE);
     let finished = false;
     let storeFailed = false;
     const finish = (code: number, drain = false) => {
@@ -172,22 +239,66 @@ export async function waitForLoops(
   });
 }
 
+/** The most bytes `rolebox loop -` reads from stdin. */
+export const STDIN_TEXT_MAX_BYTES = 1024 * 1024;
+
 /**
- * `rolebox loop "|loop:3| task" --worker "cmd"`: runs a loop with the command dispatcher
- * and the SQLite store, printing its notes (each once it is stored). Returns the exit code.
+ * The loop command `rolebox loop -` reads from stdin, all of it (trailing white space
+ * dropped). Throws: `invalid_argument` when stdin is a terminal (nothing was piped in), is
+ * empty, or holds more than {@link STDIN_TEXT_MAX_BYTES}.
+ */
+export async function readLoopTextFromStdin(
+  stdin: NodeJS.ReadableStream & { isTTY?: boolean } = process.stdin,
+): Promise<string> {
+  const example = 'e.g. echo "|loop:3| summarise the logs" | rolebox loop - --worker <command>';
+  if (stdin.isTTY)
+    throw new RoleboxError(
+      'invalid_argument',
+      `loop - reads the loop command from stdin, but stdin is a terminal; pipe it in, ${example}`,
+    );
+  const chunks: Buffer[] = [];
+  let bytes = 0;
+  for await (const chunk of stdin) {
+    const buffer = typeof chunk === 'string' ? Buffer.from(chunk) : chunk;
+    bytes += buffer.length;
+    if (bytes > STDIN_TEXT_MAX_BYTES)
+      throw new RoleboxError(
+        'invalid_argument',
+        `loop - read more than ${STDIN_TEXT_MAX_BYTES} bytes from stdin; a loop command is at most that`,
+        { bytes },
+      );
+    chunks.push(buffer);
+  }
+  const text = Buffer.concat(chunks).toString('utf8').trimEnd();
+  if (text.trim() === '')
+    throw new RoleboxError(
+      'invalid_argument',
+      `loop - found nothing on stdin; it expects the loop command there, ${example}`,
+    );
+  return text;
+}
+
+/**
+ * `rolebox loop "|loop:3| task" --worker "cmd"` (or `-`: the text from stdin): runs a loop
+ * with the command dispatcher and the SQLite store, printing its notes and what each round
+ * produced (each once it is stored), or JSON lines with `json`. Returns the exit code.
  */
 export async function runLoopCommand(
-  text: string,
-  options: RunOptions & { worker: string; session?: string },
+  argument: string,
+  options: RunOptions & { worker: string; session?: string; json?: boolean },
   output: Output,
 ): Promise<number> {
+  const text = argument === '-' ? await readLoopTextFromStdin() : argument;
   const command = parseLoopCommand(text);
   if (command.clamped)
     output.err(`» ${command.requested} rounds asked for; loops run at most ${command.iterations}`);
-  const { rb, close } = await cliRolebox(options, options.worker, output);
+  const { rb, dispatcher, close } = await cliRolebox(options, options.worker, output);
   const total = command.iterations;
   // Listening before the loop starts, so its start note is printed too.
-  const follower = followRolebox(rb, output, () => total);
+  const follower = followRolebox(rb, output, () => total, {
+    dispatcher,
+    ...(options.json ? { json: true } : {}),
+  });
   try {
     await rb.start();
     const session = await rb.openSession(options.session ? { id: options.session } : {});
@@ -206,7 +317,9 @@ export async function runLoopCommand(
       `» session ${session.id}, loop ${started.loopId}: ${command.iterations} round(s), ${command.mode} mode`,
     );
     crashPoint('ack');
-    return await waitForLoops(rb, new Map([[started.loopId, session.id]]), output, follower);
+    const code = await waitForLoops(rb, new Map([[started.loopId, session.id]]), output, follower);
+    if (options.json) output.out(resultJson(rb, started.loopId, session.id, code));
+    return code;
   } finally {
     follower.stop();
     await close();

@@ -2,7 +2,8 @@ import cluster from 'node:cluster';
 import { existsSync, mkdirSync, readFileSync, writeFileSync } from 'node:fs';
 import { createServer } from 'node:net';
 import { join } from 'node:path';
-import { RoleboxError } from '../../errors.js';
+import { listenError } from '../../base/listen-error.js';
+import { isRoleboxError, RoleboxError } from '../../errors.js';
 import type { FunctionDefinition } from '../../function/definition.js';
 import { loadFunctions } from '../../function/load.js';
 import {
@@ -16,6 +17,7 @@ import {
   shellCommandWorker,
   startLocalRestateServer,
 } from '../../restate/index.js';
+import { FAILURE_EXIT_CODE, OK_EXIT_CODE, USAGE_EXIT_CODE } from '../exit-codes.js';
 import { type Output, untilInterrupted } from '../output.js';
 
 /** Options of `rolebox restate serve`. */
@@ -32,6 +34,8 @@ export interface RestateServeOptions {
   readonly processes: number;
   readonly register?: string;
   readonly inspect?: string;
+  /** JSON lines on stdout instead of text (the shapes are in the README). */
+  readonly json?: boolean;
 }
 
 /** Options of `rolebox restate dev`: serve's, plus the local server's. */
@@ -73,6 +77,22 @@ async function devPorts(options: RestateDevOptions, fresh = false): Promise<DevP
   mkdirSync(options.baseDir, { recursive: true });
   writeFileSync(file, `${JSON.stringify(ports, null, 2)}\n`);
   return ports;
+}
+
+/**
+ * Listens on `host:port`; a port another process holds is `port_in_use` (exit 2), an
+ * address this machine cannot use `invalid_argument`, instead of Node's bare error.
+ */
+async function listenOn(
+  endpoint: Awaited<ReturnType<typeof serveRoleboxOnRestate>>,
+  port: number,
+  host: string,
+): Promise<ListeningEndpoint> {
+  try {
+    return await endpoint.listen(port, host);
+  } catch (error) {
+    throw listenError(error, host, port);
+  }
 }
 
 /** The endpoint a command serves: the session object, and the shell worker when `--worker` is given. */
@@ -117,48 +137,98 @@ export async function runRestateServeCommand(
 ): Promise<number> {
   if (options.processes > 1 && cluster.isPrimary) return runPrimary(options, output);
   const endpoint = await endpointOf(options);
-  const listening = await endpoint.listen(options.port, options.host);
-  output.out(`rolebox: serving sessions on ${listening.url} (pid ${process.pid})`);
+  const listening = await listenOn(endpoint, options.port, options.host);
+  // From here on a signal stops it cleanly, even one that comes before it says where it is.
+  const interrupted = untilInterrupted();
+  const { url } = listening;
+  if (options.json)
+    output.out(
+      JSON.stringify({
+        type: cluster.isWorker ? 'endpoint_process' : 'listening',
+        url,
+        pid: process.pid,
+      }),
+    );
+  else output.out(`rolebox: serving sessions on ${url} (pid ${process.pid})`);
   if (cluster.isWorker) {
     // The primary is gone (killed, say): an orphan endpoint must not keep the port.
-    process.on('disconnect', () => process.exit(1));
-    process.send?.({ listening: listening.url });
+    process.on('disconnect', () => process.exit(FAILURE_EXIT_CODE));
+    process.send?.({ listening: url });
   } else if (options.register) {
-    await registerDeployment(options.register, listening.url);
-    output.out(`rolebox: registered ${listening.url} with ${options.register}`);
+    await registerDeployment(options.register, url);
+    registered(url, options.register, options, output);
   }
-  await untilInterrupted();
+  await interrupted;
   await listening.close();
-  return 0;
+  return OK_EXIT_CODE;
+}
+
+/** Says that `url` was registered with the Restate admin API at `admin`. */
+function registered(url: string, admin: string, options: { json?: boolean }, output: Output) {
+  output.out(
+    options.json
+      ? JSON.stringify({ type: 'registered', url, admin })
+      : `rolebox: registered ${url} with ${admin}`,
+  );
 }
 
 async function runPrimary(options: RestateServeOptions, output: Output): Promise<number> {
   let stopping = false;
+  // A signal stops it whenever it comes, also while the endpoint processes start (a process
+  // group's SIGTERM reaches them too: they are not replaced then).
+  const interrupted = untilInterrupted().then(() => {
+    stopping = true;
+  });
   // Registered once every first process listens (a replacement later just joins in).
   let ready = 0;
-  const listening = new Promise<string>((resolve) => {
+  let failedToStart: (code: number) => void = () => {};
+  const listening = new Promise<string | { code: number }>((resolve) => {
+    failedToStart = (code) => resolve({ code });
     cluster.on('message', (_worker, message: { listening?: string }) => {
       if (message?.listening && ++ready === options.processes) resolve(message.listening);
     });
   });
   cluster.on('exit', (worker, code, signal) => {
     if (stopping) return;
+    // A process that could not start for a reason a new one would meet too (a port in use,
+    // bad input: it said why) is not replaced: the command stops with its code.
+    if (ready < options.processes && code === USAGE_EXIT_CODE) {
+      stopping = true;
+      failedToStart(code);
+      return;
+    }
     output.err(
       `rolebox: endpoint process ${worker.process.pid} ended (${signal ?? code}); starting another`,
     );
     cluster.fork();
   });
   for (let i = 0; i < options.processes; i++) cluster.fork();
-  const url = await listening;
+  const url = await Promise.race([listening, interrupted.then(() => ({ code: OK_EXIT_CODE }))]);
+  if (typeof url !== 'string') {
+    await stopWorkers();
+    return url.code;
+  }
   output.out(
-    `rolebox: ${options.processes} endpoint processes share ${url} (primary pid ${process.pid})`,
+    options.json
+      ? JSON.stringify({
+          type: 'listening',
+          url,
+          processes: options.processes,
+          pid: process.pid,
+        })
+      : `rolebox: ${options.processes} endpoint processes share ${url} (primary pid ${process.pid})`,
   );
   if (options.register) {
     await registerDeployment(options.register, url);
-    output.out(`rolebox: registered ${url} with ${options.register}`);
+    registered(url, options.register, options, output);
   }
-  await untilInterrupted();
-  stopping = true;
+  await interrupted;
+  await stopWorkers();
+  return OK_EXIT_CODE;
+}
+
+/** Stops the endpoint processes of this primary and waits until they are gone. */
+async function stopWorkers(): Promise<void> {
   const workers = Object.values(cluster.workers ?? {});
   await Promise.all(
     workers.map(
@@ -170,7 +240,6 @@ async function runPrimary(options: RestateServeOptions, output: Output): Promise
         }),
     ),
   );
-  return 0;
 }
 
 /**
@@ -191,12 +260,12 @@ export async function runRestateDevCommand(
     options.port === undefined &&
     options.ingressPort === undefined &&
     options.adminPort === undefined;
-  output.out('rolebox: starting restate-server…');
+  (options.json ? output.err : output.out)('rolebox: starting restate-server…');
   for (let attempt = 1; ; attempt++) {
     const ports = await devPorts(options, attempt > 1);
     let listening: ListeningEndpoint | undefined;
     try {
-      listening = await endpoint.listen(ports.endpoint, options.host);
+      listening = await listenOn(endpoint, ports.endpoint, options.host);
       // A server killed just now lets go of its ports only once all its threads are gone.
       if (await stopLeftoverServer(options.baseDir, output))
         await untilPortsFree([ports.ingress, ports.admin, ports.node]);
@@ -214,7 +283,9 @@ export async function runRestateDevCommand(
       return await serveDev(listening, server, options, output);
     } catch (error) {
       await listening?.close();
-      const taken = /address (already )?in use|EADDRINUSE/i.test((error as Error).message);
+      const taken =
+        isRoleboxError(error, 'port_in_use') ||
+        /address (already )?in use|EADDRINUSE/i.test((error as Error).message);
       if (!(taken && firstStart && chosen && attempt < 3)) throw error;
     }
   }
@@ -267,17 +338,29 @@ async function serveDev(
   options: RestateDevOptions,
   output: Output,
 ): Promise<number> {
-  output.out(`rolebox: endpoint ${listening.url}, registered with ${server.adminUrl}`);
-  output.out(`ingress: ${server.ingressUrl}`);
-  output.out(
-    `try:   curl -X POST ${server.ingressUrl}/rolebox-session/s1/open -H 'content-type: application/json' -d '[]'`,
-  );
-  output.out(
-    `host:  createRestateRolebox({ ingressUrl: '${server.ingressUrl}' })  (from 'rolebox/restate')`,
-  );
-  output.out(`state: ${join(options.baseDir)} (Ctrl-C stops; start again to go on)`);
+  if (options.json) {
+    output.out(
+      JSON.stringify({
+        type: 'listening',
+        url: listening.url,
+        admin: server.adminUrl,
+        ingress: server.ingressUrl,
+        baseDir: options.baseDir,
+      }),
+    );
+  } else {
+    output.out(`rolebox: endpoint ${listening.url}, registered with ${server.adminUrl}`);
+    output.out(`ingress: ${server.ingressUrl}`);
+    output.out(
+      `try:   curl -X POST ${server.ingressUrl}/rolebox-session/s1/open -H 'content-type: application/json' -d '[]'`,
+    );
+    output.out(
+      `host:  createRestateRolebox({ ingressUrl: '${server.ingressUrl}' })  (from 'rolebox/restate')`,
+    );
+    output.out(`state: ${join(options.baseDir)} (Ctrl-C stops; start again to go on)`);
+  }
   await untilInterrupted();
   await listening.close();
   await server.stop();
-  return 0;
+  return OK_EXIT_CODE;
 }

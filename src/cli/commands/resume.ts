@@ -3,12 +3,15 @@ import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import type { SessionHandle } from '../../rolebox/session-handle.js';
-import type { Output } from '../output.js';
+import { DEFAULT_LIMITS } from '../../system/limits.js';
+import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
+import { formatMs, type Output } from '../output.js';
 import {
   cliRolebox,
   followRolebox,
   LIMITS_SLOT,
   type RunOptions,
+  resultJson,
   WORKER_SLOT,
   waitForLoops,
 } from './loop.js';
@@ -70,10 +73,11 @@ async function sessionsWithLoops(store: SqliteSnapshotStore): Promise<string[]> 
 
 /**
  * `rolebox resume`: activates every stored session, reconciles its loop with the
- * dispatcher's tasks, and waits for the loops to finish. Returns the exit code.
+ * dispatcher's tasks, and waits for the loops to finish, printing as `rolebox loop` does
+ * (with `json`, a result line per loop at the end). Returns the exit code.
  */
 export async function runResumeCommand(
-  options: RunOptions & { worker?: string },
+  options: RunOptions & { worker?: string; json?: boolean },
   output: Output,
 ): Promise<number> {
   // A mistyped --store must not quietly create an empty database and report nothing to do.
@@ -95,10 +99,12 @@ export async function runResumeCommand(
   // The loop goes on as it was started, unless this command says otherwise.
   const delay = options.delay ?? recorded.delay;
   const roundTimeout = options.roundTimeout ?? recorded.roundTimeout;
+  const given = (ms: number | undefined, fallback: number) =>
+    ms === undefined ? `${formatMs(fallback)} (default)` : formatMs(ms);
   output.err(
-    `» worker: ${worker} · delay between rounds: ${delay === undefined ? 'default' : `${delay} ms`} · round timeout: ${roundTimeout === undefined ? 'default' : `${roundTimeout} ms`}`,
+    `» worker: ${worker} · delay between rounds: ${given(delay, DEFAULT_LIMITS.interRoundDelayMs)} · round timeout: ${given(roundTimeout, DEFAULT_LIMITS.roundTimeoutMs)}`,
   );
-  const { rb, store, close } = await cliRolebox(
+  const { rb, store, dispatcher, close } = await cliRolebox(
     {
       ...options,
       ...(delay === undefined ? {} : { delay }),
@@ -110,7 +116,10 @@ export async function runResumeCommand(
   /** The loops resumed: their totals (for the notes) and their sessions. */
   const loops = new Map<string, { total: number; sessionId: string }>();
   // Listening before the restore, so nothing a restored loop says right away is missed.
-  const follower = followRolebox(rb, output, (loopId) => loops.get(loopId)?.total);
+  const follower = followRolebox(rb, output, (loopId) => loops.get(loopId)?.total, {
+    dispatcher,
+    ...(options.json ? { json: true } : {}),
+  });
   try {
     const report = await rb.start();
     for (const failure of report.failed)
@@ -143,15 +152,19 @@ export async function runResumeCommand(
     if (loops.size === 0) {
       follower.stop();
       output.err('» nothing to resume (no stored loop is running)');
-      return refused > 0 ? 1 : 0;
+      return refused > 0 ? FAILURE_EXIT_CODE : OK_EXIT_CODE;
     }
-    const code = await waitForLoops(
+    const waited = await waitForLoops(
       rb,
       new Map([...loops].map(([loopId, { sessionId }]) => [loopId, sessionId])),
       output,
       follower,
     );
-    return refused > 0 && code === 0 ? 1 : code;
+    const code = refused > 0 && waited === OK_EXIT_CODE ? FAILURE_EXIT_CODE : waited;
+    if (options.json)
+      for (const [loopId, { sessionId }] of loops)
+        output.out(resultJson(rb, loopId, sessionId, code));
+    return code;
   } finally {
     follower.stop();
     await close();

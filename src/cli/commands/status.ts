@@ -29,20 +29,61 @@ export interface SessionStatus {
   readonly error?: string;
 }
 
+/** One stored session as `rolebox show` shows it: its status row, its loop, its slots. */
+export interface StoredSession {
+  readonly status: SessionStatus;
+  /** The loop that runs, else the last one that ran; undefined when it never ran one. */
+  readonly loop?: LoopState;
+  /** The session's slots (where the CLI keeps the worker command). */
+  readonly slots: unknown;
+}
+
+/** The SQLite store at `storePath`, refused when there is none (it would be created empty). */
+function openExistingStore(storePath: string): SqliteSnapshotStore {
+  if (!existsSync(storePath))
+    throw new RoleboxError('invalid_argument', `no store at ${describeValue(storePath)}`);
+  return new SqliteSnapshotStore(storePath);
+}
+
+/**
+ * Reads one session from the store without starting anything.
+ * Throws: `invalid_argument` when there is no store, `unknown_session` when it holds no
+ * session `sessionId`, `invalid_snapshot` when its record cannot be read.
+ */
+export async function readStoredSession(
+  storePath: string,
+  sessionId: string,
+): Promise<StoredSession> {
+  const store = openExistingStore(storePath);
+  try {
+    const data =
+      sessionId === SYSTEM_RECORD_ID || isForeignRecordId(sessionId)
+        ? undefined
+        : await store.load(sessionId);
+    if (data === undefined)
+      throw new RoleboxError(
+        'unknown_session',
+        `no session ${describeValue(sessionId)} in ${describeValue(storePath)} (rolebox status lists them)`,
+        { sessionId },
+      );
+    return readSession(sessionId, decodeEnvelope(sessionId, data).snapshot);
+  } finally {
+    await store.close();
+  }
+}
+
 /**
  * Reads the store and describes every session without starting anything: no loop moves,
  * no worker is touched. A record that cannot be read is listed with why.
  */
 export async function readStatus(storePath: string): Promise<SessionStatus[]> {
-  if (!existsSync(storePath))
-    throw new RoleboxError('invalid_argument', `no store at ${describeValue(storePath)}`);
-  const store = new SqliteSnapshotStore(storePath);
+  const store = openExistingStore(storePath);
   try {
     const rows: SessionStatus[] = [];
     for (const record of await store.loadAll()) {
       if (record.id === SYSTEM_RECORD_ID || isForeignRecordId(record.id)) continue;
       try {
-        rows.push(describeSession(record.id, decodeEnvelope(record.id, record.data).snapshot));
+        rows.push(readSession(record.id, decodeEnvelope(record.id, record.data).snapshot).status);
       } catch (error) {
         if (!isRoleboxError(error)) throw error;
         rows.push({ session: record.id, phase: '?', functions: [], error: error.message });
@@ -54,8 +95,8 @@ export async function readStatus(storePath: string): Promise<SessionStatus[]> {
   }
 }
 
-/** One row from a stored session snapshot, read through the stored shapes. Throws: `invalid_snapshot`. */
-function describeSession(sessionId: string, stored: unknown): SessionStatus {
+/** A stored session snapshot, read through the stored shapes. Throws: `invalid_snapshot`. */
+function readSession(sessionId: string, stored: unknown): StoredSession {
   const read = <T extends z.ZodType>(schema: T, value: unknown, where: string): z.infer<T> => {
     const result = schema.safeParse(value);
     if (result.success) return result.data;
@@ -89,13 +130,14 @@ function describeSession(sessionId: string, stored: unknown): SessionStatus {
         context: read(loopContextSchema, liveLoop.snapshot.context, 'loop context'),
       })
     : context.lastLoop;
-  return {
+  const status: SessionStatus = {
     session: sessionId,
     phase: runtimePhaseOf(snapshot.value),
     ...(context.waitingReason ? { waiting: context.waitingReason.kind } : {}),
     functions,
     ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
   };
+  return { status, ...(loop ? { loop } : {}), slots: context.slots };
 }
 
 /** Lays rows out as a plain-text table. */
@@ -153,7 +195,7 @@ export async function runStatusCommand(
  * `2/3`: the round in progress of a running loop; of a finished one, the last round it
  * started (its `current` has moved past it).
  */
-function roundLabel(loop: LoopState): string {
+export function roundLabel(loop: LoopState): string {
   const round = isTerminalLoopPhase(loop.phase) ? loop.rounds.length : loop.current;
   return `${round}/${loop.total}`;
 }

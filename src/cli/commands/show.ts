@@ -1,0 +1,150 @@
+import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
+import { formatDuration } from '../../loop/notes.js';
+import type { LoopState } from '../../loop/types.js';
+import { OK_EXIT_CODE } from '../exit-codes.js';
+import type { Output } from '../output.js';
+import {
+  type RoundShown,
+  readRound,
+  roundFields,
+  roundOutputLines,
+  SHOW_OUTPUT_LINES,
+} from '../round-output.js';
+import { WORKER_SLOT } from './loop.js';
+import { readStoredSession, roundLabel, type StoredSession } from './status.js';
+
+/** Options of `rolebox show`. */
+export interface ShowOptions {
+  readonly store: string;
+  readonly tasks: string;
+  readonly json?: boolean;
+}
+
+/** A stored session with its loop's rounds and what each worker produced. */
+export interface ShownSession extends StoredSession {
+  readonly worker?: string;
+  readonly rounds: readonly RoundShown[];
+}
+
+/**
+ * Reads session `sessionId` from the store and each round of its loop (the one that runs,
+ * else the last one) with its worker's output from the tasks folder. Starts nothing.
+ * Throws: as {@link readStoredSession}.
+ */
+export async function readShownSession(
+  sessionId: string,
+  options: Pick<ShowOptions, 'store' | 'tasks'>,
+): Promise<ShownSession> {
+  const stored = await readStoredSession(options.store, sessionId);
+  const recorded = (stored.slots as Record<string, unknown> | null)?.[WORKER_SLOT];
+  const worker = typeof recorded === 'string' ? recorded : undefined;
+  const { loop } = stored;
+  if (!loop) return { ...stored, ...(worker ? { worker } : {}), rounds: [] };
+  // Only read: it never runs the command (its tasks were run by `rolebox loop`).
+  const dispatcher = new CommandDispatcher({ command: worker ?? 'true', stateDir: options.tasks });
+  const where = { session: sessionId, loop: loop.id };
+  const rounds: RoundShown[] = [];
+  for (const record of loop.rounds)
+    rounds.push(
+      record.status === 'running'
+        ? {
+            ...where,
+            round: record.round,
+            task: record.workerTaskId,
+            status: record.status,
+            text: '',
+            truncated: false,
+            dropped: false,
+          }
+        : await readRound(dispatcher, where, record),
+    );
+  return { ...stored, ...(worker ? { worker } : {}), rounds };
+}
+
+/** `rolebox show <session>`: the session, its loop, its rounds with their output. Returns the exit code. */
+export async function runShowCommand(
+  sessionId: string,
+  options: ShowOptions,
+  output: Output,
+): Promise<number> {
+  const shown = await readShownSession(sessionId, options);
+  if (options.json) {
+    output.out(JSON.stringify(showJson(shown), null, 2));
+    return OK_EXIT_CODE;
+  }
+  output.out(formatShownSession(shown).join('\n'));
+  return OK_EXIT_CODE;
+}
+
+/** The JSON document of `rolebox show --json`. */
+export function showJson(shown: ShownSession): Record<string, unknown> {
+  const { loop } = shown;
+  return {
+    ...shown.status,
+    ...(shown.worker === undefined ? {} : { worker: shown.worker }),
+    loop: loop ? loopJson(loop) : null,
+    rounds: shown.rounds.map(roundFields),
+  };
+}
+
+function loopJson(loop: LoopState): Record<string, unknown> {
+  return {
+    id: loop.id,
+    phase: loop.phase,
+    round: roundLabel(loop),
+    total: loop.total,
+    mode: loop.mode,
+    task: loop.basePrompt,
+    startedAt: loop.startedAt,
+    updatedAt: loop.updatedAt,
+    ...(loop.errorReason === undefined ? {} : { error: loop.errorReason }),
+  };
+}
+
+/** The text of `rolebox show`: a header of fields, then each round with its output. */
+export function formatShownSession(shown: ShownSession): string[] {
+  const { status, loop } = shown;
+  const field = (name: string, value: string) => `${`${name}:`.padEnd(11)}${value}`;
+  const lines = [
+    field('session', status.session),
+    field(
+      'phase',
+      status.waiting ? `${status.phase} (waiting for ${status.waiting})` : status.phase,
+    ),
+    field(
+      'functions',
+      status.functions
+        .map((fn) => `${fn.name}=${fn.phase}${fn.live ? '' : ' (no longer live)'}`)
+        .join(', ') || '-',
+    ),
+  ];
+  if (shown.worker) lines.push(field('worker', shown.worker));
+  if (!loop) {
+    lines.push(field('loop', '- (none ran in this session)'));
+    return lines;
+  }
+  lines.push(
+    field('loop', `${loop.id} ${loop.phase}, round ${roundLabel(loop)}, ${loop.mode} mode`),
+    field('task', firstLine(loop.basePrompt)),
+  );
+  if (loop.errorReason) lines.push(field('error', loop.errorReason));
+  for (const round of shown.rounds) {
+    const took = round.durationMs === undefined ? '' : ` in ${formatDuration(round.durationMs)}`;
+    lines.push(
+      '',
+      `round ${round.round}/${loop.total}: ${round.status}${took} (task ${round.task})`,
+    );
+    lines.push(
+      ...(round.status === 'running'
+        ? ['  │ (still running)']
+        : roundOutputLines(round, SHOW_OUTPUT_LINES)),
+    );
+  }
+  return lines;
+}
+
+/** The first line of a task, marked when there is more. */
+function firstLine(text: string): string {
+  const [first = ''] = text.split('\n');
+  return first.length < text.length ? `${first} …` : first;
+}
