@@ -202,6 +202,16 @@ describe('the package as installed from its tarball', () => {
     );
   });
 
+  it('rolebox mcp without @modelcontextprotocol/sdk says what to install', async () => {
+    const mcp = await inProject('npx', ['--no-install', 'rolebox', 'mcp', '--no-store']).catch(
+      (error: { code: number; stderr: string }) => error,
+    );
+    expect(mcp).toMatchObject({ code: 1 });
+    expect((mcp as { stderr: string }).stderr.trim()).toBe(
+      'rolebox: the MCP server needs @modelcontextprotocol/sdk, which is not installed: npm install @modelcontextprotocol/sdk@^1.23 [missing_dependency]',
+    );
+  });
+
   it("runs the README's first example as written (saved as example.mjs, run with node)", async () => {
     const { code, output } = await firstReadmeExample();
     await writeFile(join(project, 'example.mjs'), code);
