@@ -4,15 +4,14 @@ import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
+import { launchChromium } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cli.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-// Debian's chromium (installed by .ci/run); playwright's own download cannot run here.
-const CHROMIUM = '/usr/bin/chromium';
 const OUTPUT = join(import.meta.dirname, '..', 'test-output');
 
 describe('the inspector page in a real browser, on a running demo', () => {
@@ -22,17 +21,11 @@ describe('the inspector page in a real browser, on a running demo', () => {
   let dir: string;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
     dir = await mkdtemp(join(tmpdir(), 'rolebox-browser-'));
     // Slow rounds: the loop is still running while the page is looked at.
     demo = startCli(['demo', '--port', '0', '--round-seconds', '5'], { cwd: dir });
     url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

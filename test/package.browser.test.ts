@@ -1,20 +1,18 @@
 // The root entry `rolebox` in a browser: it bundles without a Node built-in, and in a real
 // page (headless Chromium) it runs the approval workflow and streams its actors to Stately's
 // browser inspector — a receiver page of @statelyai/inspect in an iframe, served on localhost.
-import { existsSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import { createServer, type Server } from 'node:http';
 import type { AddressInfo } from 'node:net';
 import { join } from 'node:path';
-import { type Browser, chromium } from 'playwright-core';
+import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { bundleForBrowser } from './support/browser-bundle.js';
+import { launchChromium } from './support/chromium.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-// Debian's chromium (installed by .ci/run); playwright's own download cannot run here.
-const CHROMIUM = '/usr/bin/chromium';
 const REPO = join(import.meta.dirname, '..');
 
 describe('rolebox bundled for a browser', () => {
@@ -83,8 +81,6 @@ describe("inspect: { stately } in a real page (Stately's browser inspector)", ()
   let browser: Browser;
 
   beforeAll(async () => {
-    if (!existsSync(CHROMIUM))
-      throw new Error(`${CHROMIUM} is missing: apt-get install -y chromium (.ci/run does it)`);
     const [app, receiver] = await Promise.all([bundleForBrowser(APP), bundleForBrowser(RECEIVER)]);
     expect(app.nodeBuiltins).toEqual([]);
     const pages: Record<string, string> = {
@@ -103,11 +99,7 @@ describe("inspect: { stately } in a real page (Stately's browser inspector)", ()
     });
     await new Promise<void>((resolve) => server.listen(0, '127.0.0.1', resolve));
     origin = `http://127.0.0.1:${(server.address() as AddressInfo).port}`;
-    browser = await chromium.launch({
-      executablePath: CHROMIUM,
-      headless: true,
-      args: ['--no-sandbox', '--disable-gpu', '--disable-background-networking'],
-    });
+    browser = await launchChromium();
   });
 
   afterAll(async () => {

@@ -449,7 +449,18 @@ export function defineFunction(
   options: DefineFunctionOptions = {},
 ): FunctionDefinition {
   checkOptionNames(options, DEFINE_FUNCTION_OPTIONS, 'defineFunction options');
-  const { definition, issues, warnings, outline } = examineFunctionSpec(spec, options);
+  return definitionOrThrow(examineFunctionSpec(spec, options), options);
+}
+
+/**
+ * One checked definition's outcome for a caller: the definition, its warnings passed to
+ * `onWarning`; or, when it has problems, the one error listing them all.
+ */
+export function definitionOrThrow(
+  checked: CheckedSpec,
+  options: Pick<DefineFunctionOptions, 'source' | 'onWarning'>,
+): FunctionDefinition {
+  const { definition, issues, warnings, outline } = checked;
   if (!definition)
     throw definitionError(oneDefinitionHeading(outline?.name, options.source), issues, {
       oneDefinition: true,

@@ -1,15 +1,13 @@
 // A function definition as markdown text: YAML frontmatter, then its instructions. Pure, so
 // the root entry can parse definitions in a browser; reading them from a folder is load.ts.
 import { parseDocument, YAMLError } from 'yaml';
-import { warnHost } from '../base/host-process.js';
 import { checkOptionNames } from '../base/option-names.js';
 import {
   type CheckedSpec,
   type DefineFunctionOptions,
-  definitionError,
+  definitionOrThrow,
   examineFunctionSpec,
   type FunctionDefinition,
-  oneDefinitionHeading,
 } from './definition.js';
 
 /** A markdown file split into its YAML frontmatter text and its body. */
@@ -99,14 +97,7 @@ export function parseFunctionMarkdown(
   options: FunctionMarkdownOptions = {},
 ): FunctionDefinition {
   checkOptionNames(options, MARKDOWN_OPTIONS, 'parseFunctionMarkdown options');
-  const { definition, issues, warnings, outline } = checkFunctionMarkdown(text, options);
-  if (!definition)
-    throw definitionError(oneDefinitionHeading(outline?.name, options.source), issues, {
-      oneDefinition: true,
-    });
-  const warn = options.onWarning ?? warnHost;
-  for (const warning of warnings) warn(warning);
-  return definition;
+  return definitionOrThrow(checkFunctionMarkdown(text, options), options);
 }
 
 const MARKDOWN_OPTIONS = Object.keys({
