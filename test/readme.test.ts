@@ -203,3 +203,34 @@ describe('the README stands on its own', () => {
     expect(mentioned.filter((name) => !name.endsWith(':') && !(name in scripts))).toEqual([]);
   });
 });
+
+describe("the README's inspect: { url } example", () => {
+  it('shows its session in the page, though the script stops right after its work', async () => {
+    const blocks = await readmeBlocks();
+    const example = blocks.find(
+      (block) =>
+        block.lang === 'ts' && block.body.includes("inspect: { url: 'ws://127.0.0.1:7070' }"),
+    );
+    if (example === undefined) throw new Error('the README has no inspect: { url } example');
+    const { startInspectorServer } = await import('../inspector/server.js');
+    const server = await startInspectorServer({ port: 0 });
+    try {
+      const dir = join(root, 'test-output', 'readme-inspect');
+      await rm(dir, { recursive: true, force: true });
+      await mkdir(dir, { recursive: true });
+      const file = join(dir, 'example.ts');
+      await writeFile(file, example.body.replace('ws://127.0.0.1:7070', server.wsUrl));
+      const { stderr } = await run(tsx, ['--conditions=rolebox-source', file], { cwd: dir });
+      expect(stderr).not.toContain('RoleboxWarning');
+      const { host, search } = new URL(server.url);
+      const page = new WebSocket(`ws://${host}/ui${search}`);
+      const init = await new Promise<{ actors: { name: string }[] }>((resolve) =>
+        page.once('message', (data) => resolve(JSON.parse(String(data)))),
+      );
+      page.close();
+      expect(init.actors.map((actor) => actor.name)).toContain('session:watched');
+    } finally {
+      await server.stop();
+    }
+  });
+});
