@@ -10,6 +10,8 @@ import {
 } from '../src/index.js';
 import { sessionJournal } from '../src/persistence/journal.js';
 import {
+  formatReplayReport,
+  replay,
   ScriptedDispatcher,
   SimulatedClock,
   seededIdSource,
@@ -84,6 +86,10 @@ describe('rb.fork', () => {
     // The fork is journaled like any session: it can itself be forked.
     const again = await rb.fork('retry', { atEvent: 0, as: 'retry-2' });
     expect(again.view()).toEqual(as(views[2] as SessionView, 'retry-2'));
+    // And a run with forks in it replays clean.
+    expect(formatReplayReport(replay(rb.recordRun()))).toMatch(
+      /^replay ok: \d+ event\(s\), every snapshot matched$/,
+    );
   });
 
   it('forks at the last event: the source as it is now, with a generated id by default', async () => {
@@ -115,10 +121,17 @@ describe('rb.fork', () => {
     expect(restored.view()).toEqual(as(views[2] as SessionView, 'retry'));
     restored.tool('|signal| type=answer, payload={"approved": true}');
     expect(restored.idle().completed).toEqual(['awaiting-approval']);
-    // A stored (passivated) id is not overwritten by a fork.
-    const third = await rolebox({ store });
-    const error = await rejectionOf(third.fork('retry', { atEvent: 0, as: 'approval' }));
-    expect(error.code).toBe('unknown_session');
+    // A stored id (here the source, not live in this rolebox) is not overwritten by a fork.
+    const before = store.records.get('approval');
+    expect(second.sessions()).toEqual(['retry']);
+    const error = await rejectionOf(second.fork('retry', { atEvent: 0, as: 'approval' }));
+    expect([error.code, error.message]).toEqual([
+      'duplicate_session',
+      'session "approval" is already stored',
+    ]);
+    await second.flush();
+    expect(store.records.get('approval')).toBe(before);
+    expect(second.sessions()).toEqual(['retry']);
   });
 
   it('refuses a snapshot with a loop in flight, and forks after the loop ended', async () => {
