@@ -67,7 +67,7 @@ export interface ForkOptions {
   /**
    * Which of the source session's recorded events to fork after: a 0-based index into its
    * events in `rb.recordRun().journal` (the entries that name it or reach its actors; its
-   * `system.open_session` is event 0).
+   * open is event 0).
    */
   readonly atEvent: number;
   /** The new session's id (default: a new one). */
@@ -451,9 +451,9 @@ export class Rolebox {
    * its event `atEvent` (0-based, counted among that session's entries of
    * `rb.recordRun().journal`), with its live and retired functions, their state and kv, and
    * its artifacts, under the id `as`. The fork is a normal live session (driven, saved,
-   * journaled like any other; its journal starts with a `system.restore_session` holding
-   * the snapshot, so a replay re-creates it); the source session is not touched, live or
-   * not. A snapshot with a loop in flight is refused: forking it would dispatch a worker
+   * journaled like any other: its first recorded event spawns it from that snapshot, so a
+   * replay re-creates it and it can be forked in turn); the source session is not touched,
+   * live or not. Activating it emits `session_activated` (trigger `open`). A snapshot with a loop in flight is refused: forking it would dispatch a worker
    * round a second time. Needs `createRolebox({ journal: true })`.
    * Throws: `invalid_argument` without a journal, for a bad option (an unknown name, an
    * `atEvent` that is not an integer in range, a bad `as` id), or when the session has a
