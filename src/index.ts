@@ -69,6 +69,7 @@ export { ArtifactsHandle } from './rolebox/artifacts-handle.js';
 export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './rolebox/host-events.js';
 export {
   createRolebox,
+  type ForkOptions,
   type HostEventHandler,
   type InspectOption,
   type OpenSessionOptions,

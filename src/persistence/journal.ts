@@ -1,6 +1,12 @@
 import type { InspectionEvent } from 'xstate';
 import { z } from 'zod';
-import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import {
+  artifactsActorId,
+  functionActorId,
+  parseActorId,
+  SYSTEM_ACTOR_ID,
+  sessionActorId,
+} from '../base/actor-ids.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
 import type { Clock } from '../ports/clock.js';
@@ -210,4 +216,107 @@ export function parseRecordedRun(value: unknown, where = 'recorded run'): Record
     );
   }
   return parsed.data as unknown as RecordedRun;
+}
+
+/** A persisted machine snapshot as the fork helpers read it. */
+interface SnapshotNode {
+  readonly children?: Record<string, { readonly snapshot?: unknown }>;
+}
+
+/**
+ * The snapshot of session `sessionId`'s subtree inside a recorded system snapshot (the
+ * root, its shards), or undefined when the session was not live there.
+ */
+export function sessionSnapshotIn(systemSnapshot: unknown, sessionId: string): unknown {
+  const wanted = sessionActorId(sessionId);
+  const pending: unknown[] = [systemSnapshot];
+  for (let node = pending.pop(); node !== undefined; node = pending.pop()) {
+    if (typeof node !== 'object' || node === null) continue;
+    for (const [childId, child] of Object.entries((node as SnapshotNode).children ?? {})) {
+      if (childId === wanted) return child.snapshot;
+      // Only the root and its shards hold sessions.
+      if (childId.startsWith('shard:')) pending.push(child.snapshot);
+    }
+  }
+  return undefined;
+}
+
+/** The loop actors (`loop:…`) of a session subtree snapshot. */
+function loopActorsOf(sessionSnapshot: unknown): string[] {
+  const children = (sessionSnapshot as SnapshotNode | undefined)?.children ?? {};
+  return Object.keys(children).filter((childId) => childId.startsWith('loop:'));
+}
+
+/**
+ * The entries of a recorded run that are session `sessionId`'s events, in order: the host
+ * commands naming it (to the root or its shard) and the events delivered to its own actors (its
+ * session, functions and artifact store, and a loop it ran, seen in its snapshot before or
+ * after the event). Each keeps its index in `run.journal`. `rb.fork(sessionId, { atEvent })`
+ * counts these, from 0.
+ */
+export function sessionJournal(
+  run: RecordedRun,
+  sessionId: string,
+): { readonly index: number; readonly entry: JournalEntry }[] {
+  const own = new Set([sessionActorId(sessionId), artifactsActorId(sessionId)]);
+  const mine: { index: number; entry: JournalEntry }[] = [];
+  let before: unknown = run.initial;
+  run.journal.forEach((entry, index) => {
+    const parsed = parseActorId(entry.target);
+    // A shard (`shard:N`) is handed a session's spawn, its commands and its stop.
+    const concerns =
+      parsed?.kind === 'system' || entry.target.startsWith('shard:')
+        ? entry.event.sessionId === sessionId ||
+          (entry.event.input as { sessionId?: unknown } | undefined)?.sessionId === sessionId
+        : parsed?.kind === 'function'
+          ? parsed.sessionId === sessionId
+          : parsed?.kind === 'loop'
+            ? [before, entry.after].some((snapshot) =>
+                loopActorsOf(sessionSnapshotIn(snapshot, sessionId)).includes(entry.target),
+              )
+            : own.has(entry.target);
+    if (concerns) mine.push({ index, entry });
+    before = entry.after;
+  });
+  return mine;
+}
+
+/** A function's persisted snapshot as a rename reads it. */
+interface FunctionNode {
+  context: { sessionId: string; name: string };
+}
+
+/**
+ * A copy of a session subtree snapshot as session `to`'s: every
+ * place a stored session names its own id (what `checkSessionSnapshot` checks) renamed.
+ * A subtree with a loop child is not renamed here: a fork refuses it first.
+ */
+export function renamedSessionSnapshot(snapshot: unknown, to: string): unknown {
+  const copy = structuredClone(snapshot) as {
+    context: {
+      sessionId: string;
+      lastLoop: { originSessionId: string } | null;
+      retiredFunctions: Record<string, FunctionNode>;
+    };
+    children: Record<string, { src?: unknown; systemId?: string; snapshot?: unknown }>;
+  };
+  copy.context.sessionId = to;
+  if (copy.context.lastLoop) copy.context.lastLoop.originSessionId = to;
+  for (const retired of Object.values(copy.context.retiredFunctions ?? {}))
+    retired.context.sessionId = to;
+  const children: typeof copy.children = {};
+  for (const [childId, child] of Object.entries(copy.children ?? {})) {
+    if (child.src === 'function') {
+      const fn = child.snapshot as FunctionNode;
+      fn.context.sessionId = to;
+      const id = functionActorId(to, fn.context.name);
+      children[id] = { ...child, systemId: id };
+    } else if (child.src === 'artifacts') {
+      children[childId] = { ...child, systemId: artifactsActorId(to) };
+    } else {
+      children[childId] = child;
+    }
+  }
+  copy.children = children;
+  return copy;
 }

@@ -7,8 +7,14 @@ import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import { checkSessionSnapshot } from '../persistence/check-snapshot.js';
-import { decodeEnvelope } from '../persistence/envelope.js';
-import { JournalRecorder, type RecordedRun } from '../persistence/journal.js';
+import { decodeEnvelope, makeEnvelope } from '../persistence/envelope.js';
+import {
+  JournalRecorder,
+  type RecordedRun,
+  renamedSessionSnapshot,
+  sessionJournal,
+  sessionSnapshotIn,
+} from '../persistence/journal.js';
 import { Persister } from '../persistence/persister.js';
 import {
   loadLoopRegistry,
@@ -55,6 +61,23 @@ const OPEN_SESSION_OPTION_NAMES = Object.keys({
   ifOpen: true,
   wait: true,
 } satisfies Record<keyof OpenSessionOptions, true>);
+
+/** Options of {@link Rolebox.fork}. */
+export interface ForkOptions {
+  /**
+   * Which of the source session's recorded events to fork after: a 0-based index into its
+   * events in `rb.recordRun().journal` (the entries that name it or reach its actors; its
+   * open is event 0).
+   */
+  readonly atEvent: number;
+  /** The new session's id (default: a new one). */
+  readonly as?: string;
+}
+
+const FORK_OPTION_NAMES = Object.keys({
+  atEvent: true,
+  as: true,
+} satisfies Record<keyof ForkOptions, true>);
 
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
@@ -417,6 +440,93 @@ export class Rolebox {
         at: this.#options.clock.now(),
         ...(acceptanceMode ? { acceptanceMode } : {}),
       });
+      return new SessionHandle(id, this.#sessionHost);
+    } finally {
+      this.#opening.delete(id);
+    }
+  }
+
+  /**
+   * Opens a new session from the past: the recorded snapshot of session `sessionId` after
+   * its event `atEvent` (0-based, counted among that session's entries of
+   * `rb.recordRun().journal`), with its live and retired functions, their state and kv, and
+   * its artifacts, under the id `as`. The fork is a normal live session (driven, saved,
+   * journaled like any other: its first recorded event spawns it from that snapshot, so a
+   * replay re-creates it and it can be forked in turn); the source session is not touched,
+   * live or not. Activating it emits `session_activated` (trigger `open`). A snapshot with a loop in flight is refused: forking it would dispatch a worker
+   * round a second time. Needs `createRolebox({ journal: true })`.
+   * Throws: `invalid_argument` without a journal, for a bad option (an unknown name, an
+   * `atEvent` that is not an integer in range, a bad `as` id), or when the session has a
+   * loop in flight (or was closed) after that event; `unknown_session` when the journal has
+   * no event of `sessionId`; `duplicate_session` when `as` is live, being opened or stored;
+   * `not_started` before `start()`.
+   */
+  async fork(sessionId: string, options: ForkOptions): Promise<SessionHandle> {
+    this.#requireStarted();
+    if (!this.#options.journal)
+      throw new RoleboxError(
+        'invalid_argument',
+        `fork(${describeValue(sessionId)}) needs createRolebox({ journal: true })`,
+        { sessionId },
+      );
+    checkOptionNames(options, FORK_OPTION_NAMES, 'fork options');
+    const events = typeof sessionId === 'string' ? sessionJournal(this.recordRun(), sessionId) : [];
+    if (events.length === 0)
+      throw new RoleboxError(
+        'unknown_session',
+        `session ${describeValue(sessionId)} has no recorded event in this rolebox's journal`,
+        { sessionId },
+      );
+    const { atEvent } = options;
+    if (
+      typeof atEvent !== 'number' ||
+      !Number.isInteger(atEvent) ||
+      atEvent < 0 ||
+      atEvent >= events.length
+    )
+      throw new RoleboxError(
+        'invalid_argument',
+        `atEvent must be an integer from 0 to ${events.length - 1} (session ${describeValue(sessionId)} has ${events.length} recorded event(s)), got ${describeValue(atEvent)}`,
+        { sessionId, atEvent },
+      );
+    const id = options.as ?? this.#options.ids.next('s_');
+    checkSessionId(id);
+    const past = sessionSnapshotIn(events[atEvent]?.entry.after, sessionId) as
+      | { context: { activeLoopId: string | null } }
+      | undefined;
+    if (past === undefined)
+      throw new RoleboxError(
+        'invalid_argument',
+        `session ${describeValue(sessionId)} is closed after its event ${atEvent}; fork it at an earlier event`,
+        { sessionId, atEvent },
+      );
+    if (past.context.activeLoopId !== null)
+      throw new RoleboxError(
+        'invalid_argument',
+        `session ${describeValue(sessionId)} has loop ${describeValue(past.context.activeLoopId)} in flight after its event ${atEvent}; a fork would dispatch its rounds a second time, so fork it before the loop starts or after it ends`,
+        { sessionId, atEvent, loopId: past.context.activeLoopId },
+      );
+    const duplicate = (why: string) =>
+      new RoleboxError('duplicate_session', `session ${describeValue(id)} is already ${why}`, {
+        id,
+      });
+    if (this.#access.isLive(id) || this.#opening.has(id)) throw duplicate('open');
+    const snapshot = renamedSessionSnapshot(past, id);
+    const { store } = this.#options;
+    this.#opening.add(id);
+    try {
+      const lease = await this.#runtime.claim(id);
+      this.#requireStarted();
+      // A passivated session keeps its id: a fork must not overwrite its record.
+      if (store && (await store.load(id)) !== undefined) {
+        if (lease) void store.release([lease]).catch(() => {});
+        throw duplicate('stored');
+      }
+      this.#requireStarted();
+      if (this.#access.isLive(id)) throw duplicate('open');
+      const record = makeEnvelope(id, snapshot, this.#options.clock.now());
+      this.#runtime.bringIn(id, JSON.stringify(record), lease);
+      this.#touched(new Set([id]));
       return new SessionHandle(id, this.#sessionHost);
     } finally {
       this.#opening.delete(id);
