@@ -111,6 +111,11 @@ describe('rolebox chart', () => {
       ['function', '--format', 'png', '--out', 'f.png'],
       /^rolebox: --format must be mermaid or svg, got "png" \[invalid_argument\]$/m,
     ],
+    [
+      'an --out that cannot be written',
+      ['function', '--out', 'no/such/dir/f.svg'],
+      /^rolebox: --out "no\/such\/dir\/f.svg" cannot be written \(ENOENT\) \[invalid_argument\]$/m,
+    ],
   ])('refuses %s: exit 2, nothing written', async (_name, args, message) => {
     const store = await storeWithSession();
     const result = await cli(

@@ -88,7 +88,8 @@ export async function chartTarget(
 /**
  * `rolebox chart <machine|session>`: a machine's statechart (a session's with its current
  * state highlighted) as Mermaid text or SVG, on stdout or in `--out`. Returns the exit code.
- * Throws: `invalid_argument` for a format other than mermaid or svg; as {@link chartTarget}.
+ * Throws: `invalid_argument` for a format other than mermaid or svg or an `--out` that cannot
+ * be written; as {@link chartTarget}.
  */
 export async function runChartCommand(
   target: string,
@@ -104,7 +105,14 @@ export async function runChartCommand(
     );
   const { machine, session, chart, active } = await chartTarget(target, options.store);
   const text = format === 'svg' ? await chartToSvg(chart, active) : chartToMermaid(chart, active);
-  if (options.out !== undefined) await writeFile(options.out, text);
+  if (options.out !== undefined)
+    await writeFile(options.out, text).catch((error: NodeJS.ErrnoException) => {
+      throw new RoleboxError(
+        'invalid_argument',
+        `--out ${describeValue(options.out)} cannot be written (${error.code ?? error.message})`,
+        { out: options.out },
+      );
+    });
   if (options.json) {
     output.out(
       JSON.stringify({
