@@ -55,6 +55,7 @@ describe('rolebox --help of every command', () => {
         'rolebox resume',
         'rolebox status',
         'rolebox show',
+        'rolebox chart',
         'rolebox inspect',
         'rolebox replay',
         'rolebox demo',
@@ -101,7 +102,7 @@ describe('rolebox --help of every command', () => {
     }
     expect(help('resume')).toContain('(default: the one the loop was started with, else 15 min)');
     expect(help('resume')).toContain('(default: the one the loop was started with, else 2 s)');
-    for (const name of ['loop', 'resume', 'status', 'show'])
+    for (const name of ['loop', 'resume', 'status', 'show', 'chart'])
       expect(help(name), name).toContain(`(default: "${DEFAULT_STORE}")`);
     expect(help('inspect')).toContain(`(default: ${DEFAULT_INSPECTOR_PORT})`);
     expect(help('demo')).toContain(`(default: ${DEFAULT_INSPECTOR_PORT})`);
@@ -115,6 +116,7 @@ describe('rolebox --help of every command', () => {
       'resume',
       'status',
       'show',
+      'chart',
       'inspect',
       'replay',
       'demo',

@@ -5,6 +5,7 @@ import { importOptional } from '../base/optional-import.js';
 import { isRoleboxError } from '../errors.js';
 import { DEFAULT_ENDPOINT_PORT } from '../restate/defaults.js';
 import { DEFAULT_LIMITS } from '../system/limits.js';
+import { CHART_FORMATS, CHART_MACHINES, runChartCommand } from './commands/chart.js';
 import { DEMO_ROUND_SECONDS, runDemoCommand } from './commands/demo.js';
 import { runInspectCommand } from './commands/inspect.js';
 import { runLoopCommand } from './commands/loop.js';
@@ -124,6 +125,23 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     .addOption(jsonOption('print JSON (the session, its loop, its rounds with their output)'))
     .action(async (sessionId: string, options) => {
       exit.code = await runShowCommand(sessionId, options, output);
+    });
+
+  program
+    .command('chart')
+    .description(
+      "Draw a machine's statechart, or a stored session's with its current state highlighted, as Mermaid text or SVG.",
+    )
+    .argument(
+      '<machine|session>',
+      `a machine (${CHART_MACHINES.join(', ')}) or a session id (see \`rolebox status\`)`,
+    )
+    .option('--format <format>', `what to write: ${CHART_FORMATS.join(' or ')}`, 'mermaid')
+    .addOption(storeOption())
+    .option('--out <file>', 'write the chart to this file (default: stdout)')
+    .addOption(jsonOption('print JSON ({"machine","session","format","active","text" or "out"})'))
+    .action(async (target: string, options) => {
+      exit.code = await runChartCommand(target, options, output);
     });
 
   program

@@ -36,6 +36,8 @@ export interface StoredSession {
   readonly loop?: LoopState;
   /** The session's slots (where the CLI keeps the worker command). */
   readonly slots: unknown;
+  /** The session machine's state value (what `rolebox chart` highlights). */
+  readonly value: unknown;
 }
 
 /** The SQLite store at `storePath`, refused when there is none (it would be created empty). */
@@ -137,7 +139,7 @@ function readSession(sessionId: string, stored: unknown): StoredSession {
     functions,
     ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
   };
-  return { status, ...(loop ? { loop } : {}), slots: context.slots };
+  return { status, ...(loop ? { loop } : {}), slots: context.slots, value: snapshot.value };
 }
 
 /** Lays rows out as a plain-text table. */
