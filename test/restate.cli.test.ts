@@ -1,6 +1,6 @@
 // `rolebox restate dev` and `serve` as a user runs them: a real restate-server from
 // node_modules, the built-in shell worker, SIGTERM, and a second start on the same state.
-import { existsSync, mkdtempSync, readFileSync } from 'node:fs';
+import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it } from 'vitest';
@@ -23,6 +23,8 @@ function running(pid: number): boolean {
 
 /** The base dirs of the dev runs: a dev killed by a failed test leaves its server, stopped here. */
 const devDirs: string[] = [];
+/** Every folder a test made, removed after it. */
+const scratchDirs: string[] = [];
 
 afterEach(async () => {
   await killTracked();
@@ -35,6 +37,7 @@ afterEach(async () => {
       // Stopped with its dev, as it should be.
     }
   }
+  for (const dir of scratchDirs.splice(0)) rmSync(dir, { recursive: true, force: true });
 });
 
 describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () => {
@@ -43,6 +46,7 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'rolebox-restate-dev-'));
       devDirs.push(dir);
+      scratchDirs.push(dir);
       const args = [
         'restate',
         'dev',
@@ -103,6 +107,7 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
     'serve refuses a shell worker and a worker service at once, and bad numbers',
     async () => {
       const dir = mkdtempSync(join(tmpdir(), 'rolebox-restate-serve-'));
+      scratchDirs.push(dir);
       const both = await runCli(
         ['restate', 'serve', '--port', '0', '--worker', 'echo', '--workers-service', 'w'],
         { cwd: dir },

@@ -1,5 +1,5 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync } from 'node:fs';
+import { mkdtempSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
 import { arch, platform, tmpdir } from 'node:os';
@@ -20,7 +20,10 @@ export interface LocalRestateServer {
   readonly ports: RestateServerPorts;
   /** Registers (or re-registers, forcing) an endpoint by its URL. Throws: `restate_failed`. */
   register(endpointUrl: string): Promise<void>;
-  /** Stops the server (SIGTERM, then SIGKILL after `graceMs`) and waits for it to exit. */
+  /**
+   * Stops the server (SIGTERM, then SIGKILL after `graceMs`) and waits for it to exit. A base
+   * dir it made itself (none was given) is removed then; `kill()` keeps it, as a crash would.
+   */
   stop(graceMs?: number): Promise<void>;
   /** SIGKILLs the server, as a crash would, and waits for it to exit. */
   kill(): Promise<void>;
@@ -112,6 +115,8 @@ async function startOnce(options: LocalRestateServerOptions): Promise<LocalResta
       'restate_failed',
       `no restate-server binary for ${platform()}-${arch()}: install @restatedev/restate-server (npm install -D @restatedev/restate-server@1.7)`,
     );
+  // A base dir of its own is temporary: stop() removes it (a given one is the caller's).
+  const ownsBaseDir = options.baseDir === undefined;
   const baseDir = options.baseDir ?? mkdtempSync(join(tmpdir(), 'rolebox-restate-'));
   const ports = options.ports ?? {
     ingress: await freePort(),
@@ -175,7 +180,10 @@ async function startOnce(options: LocalRestateServerOptions): Promise<LocalResta
     baseDir,
     ports,
     register: (endpointUrl) => registerDeployment(adminUrl, endpointUrl),
-    stop: (graceMs = 10_000) => end('SIGTERM', graceMs),
+    stop: async (graceMs = 10_000) => {
+      await end('SIGTERM', graceMs);
+      if (ownsBaseDir) rmSync(baseDir, { recursive: true, force: true });
+    },
     kill: () => end('SIGKILL', 0),
   };
 }

@@ -1,3 +1,4 @@
+import { rmSync } from 'node:fs';
 import * as restate from '@restatedev/restate-sdk';
 import type {
   FunctionDefinition,
@@ -159,6 +160,7 @@ export async function startRestateRig(
   } catch (error) {
     await endpoint?.close();
     await server.kill();
+    rmSync(server.baseDir, { recursive: true, force: true });
     throw error;
   }
   // A batch may arrive twice (the server died after running the sink, before recording
@@ -215,6 +217,9 @@ export async function startRestateRig(
     stop: async () => {
       if (open) await bound.close();
       await server.stop();
+      // A server restarted on the first one's base dir was given it, so it leaves it: here
+      // it goes (the first server's own stop() would have removed it).
+      rmSync(server.baseDir, { recursive: true, force: true });
     },
   };
 }
