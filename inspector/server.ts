@@ -6,7 +6,7 @@
  */
 
 import { randomBytes, timingSafeEqual } from 'node:crypto';
-import { existsSync } from 'node:fs';
+import { existsSync, readdirSync } from 'node:fs';
 import { readFile } from 'node:fs/promises';
 import {
   createServer,
@@ -200,10 +200,25 @@ const PAGE_DIR =
     existsSync(join(dir, 'index.html')),
   ) ?? join(HERE, 'page');
 const ELK_BUNDLE = createRequire(import.meta.url).resolve('elkjs/lib/elk.bundled.js');
+const PAGE_TYPES: Readonly<Record<string, string>> = {
+  js: 'text/javascript; charset=utf-8',
+  css: 'text/css; charset=utf-8',
+};
+// The page's modules and styles, listed once: only these names are served (no path from a
+// request ever reaches the file system).
 const STATIC: Readonly<Record<string, { file: string; type: string }>> = {
   '/': { file: join(PAGE_DIR, 'index.html'), type: 'text/html; charset=utf-8' },
-  '/app.js': { file: join(PAGE_DIR, 'app.js'), type: 'text/javascript; charset=utf-8' },
-  '/app.css': { file: join(PAGE_DIR, 'app.css'), type: 'text/css; charset=utf-8' },
+  ...Object.fromEntries(
+    (existsSync(PAGE_DIR) ? readdirSync(PAGE_DIR) : [])
+      .filter((name) => /^[a-z][a-z0-9-]*\.(js|css)$/.test(name))
+      .map((name) => [
+        `/${name}`,
+        {
+          file: join(PAGE_DIR, name),
+          type: PAGE_TYPES[name.split('.').at(-1) as string] as string,
+        },
+      ]),
+  ),
   '/vendor/elk.bundled.js': { file: ELK_BUNDLE, type: 'text/javascript; charset=utf-8' },
 };
 

@@ -1,0 +1,89 @@
+// The page's socket to the inspector server (/ui with the per-run token), reconnected
+// every second when lost, and what each server message changes in `state`.
+import { appendLogRow, renderLog } from './log.js';
+import { $, LOG_LIMIT, queueRender, state } from './state.js';
+
+// The server lets a page in only with its per-run token, given in the URL it printed.
+const token = new URLSearchParams(location.search).get('token');
+
+/** Connects to the server (and again whenever the connection is lost). */
+export function connect() {
+  if (!token) {
+    setConnection('closed', 'no token: open the URL the inspector printed (…/?token=…)');
+    return;
+  }
+  const scheme = location.protocol === 'https:' ? 'wss' : 'ws';
+  const socket = new WebSocket(
+    `${scheme}://${location.host}/ui?token=${encodeURIComponent(token)}`,
+  );
+  state.socket = socket;
+  let opened = false;
+  socket.addEventListener('open', () => {
+    opened = true;
+    setConnection('open', 'connected');
+  });
+  socket.addEventListener('close', () => {
+    setConnection(
+      'closed',
+      opened
+        ? 'disconnected; retrying…'
+        : 'refused or not running (is the token the one printed?); retrying…',
+    );
+    setTimeout(connect, 1000);
+  });
+  socket.addEventListener('message', (message) => receive(JSON.parse(message.data)));
+}
+
+function setConnection(connection, text) {
+  $('connection').dataset.connection = connection;
+  $('connection').textContent = text;
+}
+
+function receive(message) {
+  const { actors, apps, events } = state;
+  switch (message.type) {
+    case 'init':
+      state.catalogue = message.catalogue;
+      apps.clear();
+      for (const app of message.apps) apps.set(app.id, app);
+      actors.clear();
+      for (const actor of message.actors) actors.set(actor.id, actor);
+      events.length = 0;
+      events.push(...message.events);
+      queueRender();
+      renderLog();
+      break;
+    case 'app':
+      apps.set(message.app.id, message.app);
+      queueRender();
+      break;
+    case 'actor':
+      actors.set(message.actor.id, message.actor);
+      queueRender();
+      break;
+    case 'forget':
+      for (const id of message.actors) actors.delete(id);
+      queueRender();
+      break;
+    case 'snapshot': {
+      const actor = actors.get(message.id);
+      if (!actor) return;
+      actor.snapshot = message.snapshot;
+      queueRender();
+      break;
+    }
+    case 'event':
+      events.push(message.entry);
+      if (events.length > LOG_LIMIT * 4) events.splice(0, events.length - LOG_LIMIT * 4);
+      appendLogRow(message.entry);
+      break;
+    case 'command_result': {
+      const status = $('command-status');
+      status.className = message.ok ? 'ok' : 'error';
+      status.textContent = message.ok
+        ? 'sent'
+        : `${message.expired ? 'expired' : 'refused'}: ${message.error}`;
+      break;
+    }
+  }
+}

@@ -1,0 +1,65 @@
+// What the page knows, shared by its parts: the apps and actors the server reported, the
+// event log, the selection, and the socket to the server. Plain JavaScript, no build step.
+// Actors are keyed by the server's `<app>/<sessionId>` id: two apps never collide, and a
+// command names the actor of one app.
+
+/** Events kept in the page (the log shows the newest LOG_LIMIT of them). */
+export const LOG_LIMIT = 400;
+
+/** Everything the page holds; its parts read and change it, then ask for a render. */
+export const state = {
+  /** What the controls offer; the server sends rolebox's catalogues in its first message. */
+  catalogue: { signals: [], runtimeEvents: [] },
+  /** @type {Map<string, any>} actors by the server's id (`<app>/<sessionId>`) */
+  actors: new Map(),
+  /** @type {Map<number, any>} app connections by the server's number */
+  apps: new Map(),
+  /** @type {any[]} the event log, oldest first */
+  events: [],
+  /** @type {string | null} the server id of the selected actor */
+  selected: null,
+  /** @type {WebSocket | null} */
+  socket: null,
+};
+
+/** The element with that id. */
+export const $ = (id) => document.getElementById(id);
+
+/** A short text for a state value: `waiting_user.input`, `awaiting_worker`. */
+export function describeValue(value) {
+  if (value === undefined || value === null) return '';
+  if (typeof value === 'string') return value;
+  return Object.entries(value)
+    .map(([key, child]) => {
+      const inner = describeValue(child);
+      return inner ? `${key}.${inner}` : key;
+    })
+    .join(', ');
+}
+
+/** The server's id of an actor's parent (parents are in the same app). */
+export const parentKey = (actor) => (actor.parentId ? `${actor.app}/${actor.parentId}` : undefined);
+
+/** An actor's app has disconnected: it is shown greyed, and takes no commands. */
+export const isGone = (actor) => state.apps.get(actor.app)?.connected === false;
+
+/** A shard (`shard:<k>`) only holds sessions by a hash of their id: bookkeeping, not shown. */
+export const isShard = (actor) => typeof actor.name === 'string' && /^shard:\d+$/.test(actor.name);
+
+const renderers = [];
+let renderQueued = false;
+
+/** Registers what draws the page from `state` (run once per animation frame at most). */
+export function onRender(render) {
+  renderers.push(render);
+}
+
+/** Asks for the page to be drawn again on the next animation frame. */
+export function queueRender() {
+  if (renderQueued) return;
+  renderQueued = true;
+  requestAnimationFrame(() => {
+    renderQueued = false;
+    for (const render of renderers) render();
+  });
+}
