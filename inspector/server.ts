@@ -59,6 +59,10 @@ const ACTOR_OVERHEAD_BYTES = 256;
 const EVENT_OVERHEAD_BYTES = 64;
 const MAX_ID_LENGTH = 256;
 const MAX_NAME_LENGTH = 1024;
+/** Events per actor kept waiting for their snapshot (an actor's mailbox is rarely deeper). */
+const AWAITING_SNAPSHOT_LIMIT = 64;
+/** How far back a journal mark looks for its session's event (one entry's events, and more). */
+const JOURNAL_MARK_SEARCH = 500;
 
 /** One app connection, as the inspector tells apps apart. */
 export interface InspectedApp {
@@ -70,6 +74,8 @@ export interface InspectedApp {
   /** Whether the app said it takes commands (rolebox apps do; plain XState apps do not). */
   readonly rolebox: boolean;
   readonly connected: boolean;
+  /** When its socket closed (the server clock's time), once it has disconnected. */
+  readonly leftAt?: number;
 }
 
 /** What the inspector knows of one actor. */
@@ -96,6 +102,8 @@ export interface InspectedActor {
 
 /** One event in the log. */
 export interface InspectedEvent {
+  /** Its number in the log (1, 2, …; never reused): snapshots and marks name it. */
+  readonly seq: number;
   readonly at: number;
   readonly app: number;
   /** The actor it was sent to, and the one that sent it, when known (session ids in `app`). */
@@ -103,6 +111,13 @@ export interface InspectedEvent {
   readonly sourceId?: string;
   readonly type: string;
   readonly event: unknown;
+  /** The target actor's snapshot after it (from the app's next `@xstate.snapshot` of that actor). */
+  readonly snapshot?: unknown;
+  /**
+   * Set when a journaled rolebox said this event completed its session's journal entry
+   * `index` (0-based, as `rb.fork(sessionId, { atEvent })` counts): the page offers "fork here".
+   */
+  readonly fork?: { readonly sessionId: string; readonly index: number };
 }
 
 /** What the server counts (see {@link InspectorServer.stats}). */
@@ -228,6 +243,7 @@ interface App {
   name?: string;
   pid?: number;
   rolebox: boolean;
+  leftAt?: number;
   readonly actorIds: Set<string>;
 }
 
@@ -244,8 +260,17 @@ interface KeptActor {
 }
 
 interface KeptEvent {
+  readonly seq: number;
+  readonly app: App;
+  /** The server id (`<app>/<sessionId>`) of its target. */
+  readonly target: string;
+  readonly type: string;
+  /** The entry as JSON, without its snapshot and mark (added when it is sent). */
   readonly json: string;
-  readonly bytes: number;
+  bytes: number;
+  snapshot?: string;
+  fork?: string;
+  evicted?: boolean;
 }
 
 interface Page {
@@ -307,6 +332,9 @@ export async function startInspectorServer(
   let keptBytes = 0;
   let peakKeptBytes = 0;
   let evictedEvents = 0;
+  let nextSeq = 1;
+  /** Per actor, its events still waiting for their snapshot, oldest first (bounded). */
+  const awaitingSnapshot = new Map<string, KeptEvent[]>();
 
   // ---- Kept data, bounded in bytes ----
 
@@ -321,13 +349,16 @@ export async function startInspectorServer(
     actors.delete(actor.id);
     evictable.delete(actor.id);
     actor.app.actorIds.delete(actor.id);
+    awaitingSnapshot.delete(actor.id);
     keptBytes -= actor.metaBytes + actor.snapshotBytes + ACTOR_OVERHEAD_BYTES;
     if (isGone(actor.app) && actor.app.actorIds.size === 0) apps.delete(actor.app.id);
   };
 
   const evictOldestEvent = () => {
     const event = events.shift();
-    if (event) keptBytes -= event.bytes;
+    if (!event) return;
+    event.evicted = true;
+    keptBytes -= event.bytes;
   };
 
   /** Forgets the oldest evictable actor other than `keepId`; false when there is none. */
@@ -414,16 +445,18 @@ export async function startInspectorServer(
 
   const actorJson = (actor: KeptActor) => `${actor.meta},"snapshot":${actor.snapshot}}`;
   const appJson = (app: App) => JSON.stringify(publicApp(app));
+  // Both parts are JSON the server made (a snapshot it stringified, a mark it built).
+  const eventJson = (event: KeptEvent) =>
+    event.snapshot === undefined && event.fork === undefined
+      ? event.json
+      : `${event.json.slice(0, -1)}${event.snapshot === undefined ? '' : `,"snapshot":${event.snapshot}`}${event.fork === undefined ? '' : `,"fork":${event.fork}`}}`;
 
   // Built from the JSON kept for each record: nothing a client sent is stringified again,
   // so no frame can make a page's first message throw.
   const initMessage = () => {
     const appList = [...apps.values()].map(appJson).join(',');
     const actorList = [...actors.values()].map(actorJson).join(',');
-    const eventList = events
-      .values()
-      .map((event) => event.json)
-      .join(',');
+    const eventList = events.values().map(eventJson).join(',');
     return `{"type":"init","apps":[${appList}],"actors":[${actorList}],"events":[${eventList}],"catalogue":${PAGE_CATALOGUE_JSON}}`;
   };
 
@@ -478,6 +511,8 @@ export async function startInspectorServer(
         return onHello(app, message);
       case 'rolebox.command_result':
         return onCommandResult(app, message, drop);
+      case 'rolebox.journal':
+        return onJournalMark(app, message, drop);
       case '@xstate.actor':
       case '@xstate.snapshot':
       case '@xstate.event':
@@ -493,7 +528,7 @@ export async function startInspectorServer(
     const id = `${app.id}/${sessionId}`;
     if (message.type === '@xstate.actor') return onActor(app, id, sessionId, message, drop);
     if (message.type === '@xstate.snapshot') return onSnapshot(id, sessionId, message, drop);
-    return onEvent(app, sessionId, message, drop);
+    return onEvent(app, id, sessionId, message, drop);
   };
 
   const onHello = (app: App, message: Frame) => {
@@ -594,14 +629,73 @@ export async function startInspectorServer(
     broadcast(
       `{"type":"snapshot","id":${JSON.stringify(id)},"app":${actor.app.id},"sessionId":${JSON.stringify(sessionId)},"snapshot":${snapshot}}`,
     );
+    attachSnapshot(id, message, snapshot, snapshotBytes);
   };
 
-  const onEvent = (app: App, sessionId: string, message: Frame, drop: (why: string) => void) => {
+  /**
+   * Keeps the snapshot as the one after its event: the oldest event of that actor still
+   * waiting, of the type the frame names (an actor takes its events in order; one that never
+   * got its snapshot, say it reached a stopped actor, gives way).
+   */
+  const attachSnapshot = (id: string, message: Frame, snapshot: string, bytes: number) => {
+    const type = (message.event as { type?: unknown } | undefined)?.type;
+    const waiting = awaitingSnapshot.get(id);
+    if (typeof type !== 'string' || !waiting) return;
+    const at = waiting.findIndex((event) => !event.evicted && event.type === type);
+    if (at < 0) return;
+    const event = waiting[at] as KeptEvent;
+    waiting.splice(0, at + 1);
+    if (waiting.length === 0) awaitingSnapshot.delete(id);
+    // Over the bound the log's oldest go first, perhaps this very event: then it is not kept.
+    if (makeRoom(bytes, id) || event.evicted) return;
+    event.snapshot = snapshot;
+    event.bytes += bytes;
+    keep(bytes);
+    broadcast(`{"type":"event_snapshot","seq":${event.seq},"snapshot":${snapshot}}`);
+  };
+
+  const onJournalMark = (app: App, message: Frame, drop: (why: string) => void) => {
+    const { sessionId, index } = message;
+    if (!app.rolebox) return drop('rolebox.journal from an app that did not say rolebox.app');
+    if (typeof sessionId !== 'string' || !/^[\w.:-]{1,256}$/.test(sessionId))
+      return drop(`rolebox.journal with a bad sessionId ${describeValue(sessionId)}`);
+    if (!Number.isSafeInteger(index) || (index as number) < 0)
+      return drop(`rolebox.journal with a bad index ${describeValue(index)}`);
+    // The entry's last event that reached the session or one of its functions, among the newest.
+    const own = (name: string) =>
+      name === `session:${sessionId}` || name.startsWith(`fn:${sessionId}:`);
+    const recent = events.values().slice(-JOURNAL_MARK_SEARCH);
+    let marked: KeptEvent | undefined;
+    for (let at = recent.length - 1; at >= 0 && !marked; at--) {
+      const event = recent[at] as KeptEvent;
+      if (event.app === app && own(actors.get(event.target)?.name ?? '')) marked = event;
+    }
+    if (!marked)
+      return drop(`rolebox.journal for ${describeValue(sessionId)}: no recent event of it`);
+    const fork = JSON.stringify({ sessionId, index });
+    const bytes = Buffer.byteLength(fork) - Buffer.byteLength(marked.fork ?? '');
+    if (bytes > 0 && makeRoom(bytes)) return drop('rolebox.journal: inspector memory is full');
+    if (marked.evicted) return;
+    marked.fork = fork;
+    marked.bytes += bytes;
+    keep(bytes);
+    broadcast(`{"type":"event_mark","seq":${marked.seq},"fork":${fork}}`);
+  };
+
+  const onEvent = (
+    app: App,
+    id: string,
+    sessionId: string,
+    message: Frame,
+    drop: (why: string) => void,
+  ) => {
     const event = message.event as { type?: unknown } | undefined;
     if (typeof event?.type !== 'string') return drop('event without a type');
     if (event.type.length > MAX_NAME_LENGTH)
       return drop(`event type longer than ${MAX_NAME_LENGTH} characters`);
+    const seq = nextSeq++;
     const json = JSON.stringify({
+      seq,
       at: clock.now(),
       app: app.id,
       sessionId,
@@ -612,14 +706,22 @@ export async function startInspectorServer(
     const bytes = Buffer.byteLength(json) + EVENT_OVERHEAD_BYTES;
     const full = makeRoom(bytes);
     if (full) return drop(`event ${describeValue(event.type)}: ${full}`);
-    events.push({ json, bytes });
+    const kept: KeptEvent = { seq, app, target: id, type: event.type, json, bytes };
+    events.push(kept);
     keep(bytes);
     while (events.length > historyLimit) evictOldestEvent();
+    if (actors.has(id)) {
+      const waiting = awaitingSnapshot.get(id) ?? [];
+      waiting.push(kept);
+      if (waiting.length > AWAITING_SNAPSHOT_LIMIT) waiting.shift();
+      awaitingSnapshot.set(id, waiting);
+    }
     broadcast(`{"type":"event","entry":${json}}`);
   };
 
   const onAppClosed = (app: App) => {
     app.socket = undefined;
+    app.leftAt = clock.now();
     for (const id of app.actorIds) evictable.add(id);
     for (const [id, command] of pending)
       if (command.app === app) {
@@ -820,7 +922,7 @@ export async function startInspectorServer(
     token,
     apps: () => [...apps.values()].map(publicApp),
     actors: () => [...actors.values()].map(inspectedActor),
-    events: () => events.values().map((event) => JSON.parse(event.json) as InspectedEvent),
+    events: () => events.values().map((event) => JSON.parse(eventJson(event)) as InspectedEvent),
     stats: () => ({
       frames,
       dropped,
@@ -947,6 +1049,7 @@ function publicApp(app: App): InspectedApp {
     ...(app.pid === undefined ? {} : { pid: app.pid }),
     rolebox: app.rolebox,
     connected: app.socket !== undefined,
+    ...(app.leftAt === undefined ? {} : { leftAt: app.leftAt }),
   };
 }
 

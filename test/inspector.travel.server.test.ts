@@ -1,0 +1,212 @@
+import { afterEach, beforeEach, describe, expect, it } from 'vitest';
+import WebSocket from 'ws';
+import {
+  type InspectorServer,
+  type InspectorServerOptions,
+  startInspectorServer,
+} from '../inspector/server.js';
+import { SimulatedClock } from '../src/testing/simulated-clock.js';
+
+type Message = Record<string, unknown>;
+
+/** A WebSocket client with every message it received, and a way to wait for one. */
+async function openSocket(url: string) {
+  const socket = new WebSocket(url);
+  const messages: Message[] = [];
+  const waiters: { predicate: (message: Message) => boolean; resolve: (m: Message) => void }[] = [];
+  socket.on('message', (data) => {
+    const message = JSON.parse(String(data)) as Message;
+    messages.push(message);
+    for (const waiter of [...waiters])
+      if (waiter.predicate(message)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(message);
+      }
+  });
+  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
+  return {
+    socket,
+    messages,
+    send: (frame: unknown) => socket.send(JSON.stringify(frame)),
+    next(predicate: (message: Message) => boolean): Promise<Message> {
+      const seen = messages.find(predicate);
+      if (seen) return Promise.resolve(seen);
+      return new Promise((resolve) => waiters.push({ predicate, resolve }));
+    },
+  };
+}
+
+type Client = Awaited<ReturnType<typeof openSocket>>;
+
+/** The frames @statelyai/inspect sends for one event that moves `sessionId` to `value`. */
+function step(app: Client, sessionId: string, type: string, value: string, extra = {}) {
+  app.send({ type: '@xstate.event', sessionId, event: { type, ...extra } });
+  app.send({
+    type: '@xstate.snapshot',
+    sessionId,
+    event: { type },
+    snapshot: { status: 'active', value, context: { last: type } },
+  });
+}
+
+const eventTyped = (type: string) => (message: Message) =>
+  message.type === 'event' && (message.entry as { type: string }).type === type;
+
+describe('the inspector server keeps the snapshot after each event (time travel)', () => {
+  let server: InspectorServer;
+  let logged: string[];
+  const clients: Client[] = [];
+  const start = async (options: InspectorServerOptions = {}) => {
+    await server?.stop();
+    server = await startInspectorServer({
+      port: 0,
+      log: (message) => logged.push(message),
+      ...options,
+    });
+  };
+  const page = async () => {
+    const client = await openSocket(`${server.wsUrl}/ui?token=${server.token}`);
+    clients.push(client);
+    return client;
+  };
+  const app = async (hello?: string) => {
+    const client = await openSocket(server.wsUrl);
+    clients.push(client);
+    if (hello) client.send({ type: 'rolebox.app', name: hello, pid: 4242 });
+    client.send({
+      type: '@xstate.actor',
+      sessionId: 'x:1',
+      name: 'session:s1',
+      snapshot: { status: 'active', value: 'idle' },
+    });
+    return client;
+  };
+
+  beforeEach(async () => {
+    logged = [];
+    server = await startInspectorServer({ port: 0, log: (message) => logged.push(message) });
+  });
+
+  afterEach(async () => {
+    for (const client of clients.splice(0)) client.socket.terminate();
+    await server.stop();
+  });
+
+  it('numbers events and attaches each actor snapshot to the event it followed, for live and late pages', async () => {
+    const live = await page();
+    const client = await app();
+    // A second event queued before the first is processed: snapshots come in mailbox order.
+    client.send({ type: '@xstate.event', sessionId: 'x:1', event: { type: 'go' } });
+    client.send({ type: '@xstate.event', sessionId: 'x:1', event: { type: 'again' } });
+    client.send({
+      type: '@xstate.snapshot',
+      sessionId: 'x:1',
+      event: { type: 'go' },
+      snapshot: { status: 'active', value: 'going' },
+    });
+    client.send({
+      type: '@xstate.snapshot',
+      sessionId: 'x:1',
+      event: { type: 'again' },
+      snapshot: { status: 'active', value: 'again' },
+    });
+    // A snapshot that names no event (or another one) attaches to nothing.
+    client.send({ type: '@xstate.snapshot', sessionId: 'x:1', snapshot: { value: 'x' } });
+    step(client, 'x:1', 'last', 'done');
+    await live.next((m) => m.type === 'event_snapshot' && m.seq === 3);
+    const events = server.events();
+    expect(events.map((event) => [event.seq, event.type, event.snapshot])).toEqual([
+      [1, 'go', { status: 'active', value: 'going' }],
+      [2, 'again', { status: 'active', value: 'again' }],
+      [3, 'last', { status: 'active', value: 'done', context: { last: 'last' } }],
+    ]);
+    expect(live.messages.filter((m) => m.type === 'event_snapshot').map((m) => m.seq)).toEqual([
+      1, 2, 3,
+    ]);
+    const late = await page();
+    const init = await late.next((m) => m.type === 'init');
+    expect((init.events as { seq: number; snapshot: unknown }[]).map((e) => e.snapshot)).toEqual(
+      events.map((event) => event.snapshot),
+    );
+  });
+
+  it('counts attached snapshots in maxKeptBytes: the oldest events still go first', async () => {
+    const maxKeptBytes = 64 * 1024;
+    await start({ maxKeptBytes });
+    const live = await page();
+    const client = await app();
+    const big = 'b'.repeat(2_000);
+    for (let index = 0; index < 100; index++) step(client, 'x:1', `e${index}`, big);
+    await live.next((m) => m.type === 'event_snapshot' && m.seq === 100);
+    const events = server.events();
+    expect(events.length).toBeLessThan(100);
+    expect(events.at(-1)?.snapshot).toMatchObject({ value: big });
+    expect(server.stats().peakKeptBytes).toBeLessThanOrEqual(maxKeptBytes);
+    const late = await page();
+    await late.next((m) => m.type === 'init');
+    const kept =
+      server.events().reduce((sum, event) => sum + JSON.stringify(event).length, 0) +
+      JSON.stringify(server.actors()).length;
+    expect(server.stats().keptBytes).toBeGreaterThanOrEqual(kept);
+  });
+
+  it('marks the session event a journaled rolebox names, and drops hostile journal frames', async () => {
+    const live = await page();
+    const client = await app('demo');
+    step(client, 'x:1', 'session.message', 'busy');
+    client.send({ type: 'rolebox.journal', sessionId: 's1', index: 3 });
+    const mark = await live.next((m) => m.type === 'event_mark');
+    expect(mark).toEqual({ type: 'event_mark', seq: 1, fork: { sessionId: 's1', index: 3 } });
+    expect(server.events()[0]?.fork).toEqual({ sessionId: 's1', index: 3 });
+    const before = server.stats().dropped;
+    for (const hostile of [
+      { type: 'rolebox.journal', sessionId: 's1', index: -1 },
+      { type: 'rolebox.journal', sessionId: 's1', index: 1.5 },
+      { type: 'rolebox.journal', sessionId: 's1', index: '2' },
+      { type: 'rolebox.journal', sessionId: 'x'.repeat(300), index: 1 },
+      { type: 'rolebox.journal', sessionId: '"><script>', index: 1 },
+      { type: 'rolebox.journal', sessionId: { toString: 1 }, index: 1 },
+      // No event of that session to mark.
+      { type: 'rolebox.journal', sessionId: 'other', index: 0 },
+    ])
+      client.send(hostile);
+    step(client, 'x:1', 'marker', 'after');
+    await live.next(eventTyped('marker'));
+    await live.next((m) => m.type === 'event_snapshot' && m.seq === 2);
+    expect(server.stats().dropped - before).toBe(7);
+    expect(logged).toEqual(
+      expect.arrayContaining([
+        'dropped a frame from app 1: rolebox.journal with a bad index -1',
+        'dropped a frame from app 1: rolebox.journal for "other": no recent event of it',
+      ]),
+    );
+    expect(server.events().map((event) => event.fork)).toEqual([
+      { sessionId: 's1', index: 3 },
+      undefined,
+    ]);
+    // A plain XState app (no rolebox.app hello) cannot mark events.
+    const plain = await app();
+    step(plain, 'x:1', 'plain', 'p');
+    plain.send({ type: 'rolebox.journal', sessionId: 's1', index: 0 });
+    plain.send({ type: '@xstate.event', sessionId: 'x:1', event: { type: 'plain-marker' } });
+    await live.next(eventTyped('plain-marker'));
+    expect(logged).toContain(
+      'dropped a frame from app 2: rolebox.journal from an app that did not say rolebox.app',
+    );
+  });
+
+  it('records when an app left, and sends it with the app', async () => {
+    const clock = new SimulatedClock(1_000_000);
+    await start({ clock });
+    const live = await page();
+    const client = await app('demo');
+    await live.next((m) => m.type === 'app' && (m.app as { rolebox: boolean }).rolebox);
+    clock.advance(5_000);
+    client.socket.close();
+    const left = await live.next(
+      (m) => m.type === 'app' && (m.app as { connected: boolean }).connected === false,
+    );
+    expect(left.app).toMatchObject({ id: 1, connected: false, leftAt: 1_005_000 });
+    expect(server.apps()).toEqual([expect.objectContaining({ id: 1, leftAt: 1_005_000 })]);
+  });
+});
