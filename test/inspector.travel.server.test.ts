@@ -5,6 +5,8 @@ import {
   type InspectorServerOptions,
   startInspectorServer,
 } from '../inspector/server.js';
+import { createRolebox, defineFunction, type Rolebox } from '../src/index.js';
+import { sessionJournal, sessionSnapshotIn } from '../src/persistence/journal.js';
 import { SimulatedClock } from '../src/testing/simulated-clock.js';
 
 type Message = Record<string, unknown>;
@@ -208,5 +210,93 @@ describe('the inspector server keeps the snapshot after each event (time travel)
     );
     expect(left.app).toMatchObject({ id: 1, connected: false, leftAt: 1_005_000 });
     expect(server.apps()).toEqual([expect.objectContaining({ id: 1, leftAt: 1_005_000 })]);
+  });
+});
+
+describe('a journaled rolebox streaming to the inspector: "fork here"', () => {
+  let server: InspectorServer;
+  let rb: Rolebox;
+  let page: Client;
+
+  beforeEach(async () => {
+    server = await startInspectorServer({ port: 0, log: () => {} });
+    page = await openSocket(`${server.wsUrl}/ui?token=${server.token}`);
+    rb = createRolebox({
+      journal: true,
+      inspect: { url: server.wsUrl },
+      functions: [
+        defineFunction({
+          name: 'awaiting-approval',
+          gate: 'signal_observed(answer)',
+          continue_until: 'signal_observed(answer)',
+        }),
+      ],
+    });
+    await rb.start();
+  });
+
+  afterEach(async () => {
+    await rb.stop();
+    page.socket.close();
+    await server.stop();
+  });
+
+  type Entry = {
+    seq: number;
+    sessionId: string;
+    snapshot?: { context?: unknown };
+    fork?: { sessionId: string; index: number };
+  };
+
+  it("marks each of a session's journal entries on its events, and forks from a mark as rb.fork does", async () => {
+    const session = await rb.openSession({ id: 's1' });
+    session.activate('awaiting-approval');
+    session.signal({ type: 'need_approval' });
+    session.idle();
+    const run = rb.recordRun();
+    const entries = sessionJournal(run, 's1');
+    expect(entries.length).toBeGreaterThan(2);
+    await page.next(
+      (m) => m.type === 'event_mark' && (m.fork as { index: number }).index === entries.length - 1,
+    );
+    const marks = page.messages
+      .filter((m) => m.type === 'event_mark')
+      .map((m) => (m.fork as { sessionId: string; index: number }).index);
+    expect(marks).toEqual(entries.map((_, index) => index));
+    // A mark sits on the entry's last event of the session: its snapshot is the journal's.
+    const sessionActor = server.actors().find((actor) => actor.name === 'session:s1');
+    const marked = (server.events() as unknown as Entry[]).filter(
+      (event) => event.fork && event.sessionId === sessionActor?.sessionId && event.snapshot,
+    );
+    expect(marked.length).toBeGreaterThan(0);
+    for (const event of marked) {
+      const entry = entries[event.fork?.index as number];
+      const past = sessionSnapshotIn(run.journal[entry?.index as number]?.after, 's1') as {
+        context: unknown;
+      };
+      expect(event.snapshot?.context).toEqual(past.context);
+    }
+
+    const atEvent = 2;
+    const command = (requestId: string, body: Record<string, unknown>) => {
+      page.send({ type: 'command', requestId, actor: sessionActor?.id, command: body });
+      return page.next((m) => m.type === 'command_result' && m.requestId === requestId);
+    };
+    expect(await command('f', { kind: 'fork', atEvent, as: 'f1' })).toMatchObject({ ok: true });
+    const host = await rb.fork('s1', { atEvent, as: 'f2' });
+    const view = (id: string) => {
+      const { id: _id, ...rest } = rb.session(id).view() as { id: string };
+      return JSON.stringify(rest).replaceAll(id, '<id>');
+    };
+    expect(view('f1')).toEqual(view(host.id));
+    // Refused with the RoleboxError's message, creating nothing.
+    const refused = await command('bad', { kind: 'fork', atEvent: 99, as: 'f3' });
+    expect(refused).toMatchObject({ ok: false });
+    expect(String(refused.error)).toContain('atEvent must be an integer from 0 to');
+    const badId = await command('bad-id', { kind: 'fork', atEvent, as: '../x' });
+    expect(badId).toMatchObject({ ok: false });
+    const unknown = await command('bad-name', { kind: 'fork', atEvent, at: 1 });
+    expect(String(unknown.error)).toMatch(/"at"/);
+    expect(() => rb.session('f3')).toThrow();
   });
 });

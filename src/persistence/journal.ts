@@ -143,10 +143,17 @@ export class JournalRecorder {
     after?: unknown;
   }[] = [];
   #initial: unknown;
+  readonly #onEntry: ((target: string, event: Record<string, unknown>) => void) | undefined;
 
-  constructor(clock: Clock, snapshot: () => unknown) {
+  /** `onEntry` hears of each entry as it is recorded (the inspector marks it for "fork here"). */
+  constructor(
+    clock: Clock,
+    snapshot: () => unknown,
+    onEntry?: (target: string, event: Record<string, unknown>) => void,
+  ) {
     this.#clock = clock;
     this.#snapshot = snapshot;
+    this.#onEntry = onEntry;
   }
 
   /** Starts the journal from the system as it is now. */
@@ -166,11 +173,13 @@ export class JournalRecorder {
       return;
     // Outside events arrive only when the system is idle, so the previous one is done.
     this.#settlePrevious();
-    this.#entries.push({
+    const entry = {
       at: this.#clock.now(),
       target: target.systemId,
       event: toJson(inspection.event),
-    });
+    };
+    this.#entries.push(entry);
+    this.#onEntry?.(entry.target, entry.event);
   };
 
   /** The run so far. */

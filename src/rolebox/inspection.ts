@@ -1,10 +1,10 @@
 import { createBrowserInspector } from '@statelyai/inspect';
 import type { InspectionEvent, Observer } from 'xstate';
 import { describeValue, RoleboxError } from '../errors.js';
-import type { RemoteCommand } from '../session/commands.js';
 import {
   CONNECTING_BUFFER_FRAMES,
   connectWebSocketInspector,
+  type InspectorCommand,
   type WebSocketInspector,
 } from './inspector-connection.js';
 import type { InspectOption } from './options.js';
@@ -22,7 +22,7 @@ export interface Inspection {
  */
 export function startInspection(
   option: InspectOption | undefined,
-  run: (actor: string, command: RemoteCommand) => void,
+  run: (actor: string, command: InspectorCommand) => unknown,
 ): Inspection {
   if (option === undefined) return { observer: undefined, connection: undefined };
   if (option === 'stately' || (typeof option === 'object' && 'stately' in option)) {

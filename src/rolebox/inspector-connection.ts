@@ -5,11 +5,21 @@ import type { InspectionEvent, Observer } from 'xstate';
 import { currentArgv, currentPid, warnHost } from '../base/host-process.js';
 import type { RemoteCommand } from '../session/commands.js';
 
-/** A command the inspector page sends to an actor of a running rolebox. */
-export type InspectorCommand = RemoteCommand;
+/**
+ * The page's "fork here": `rb.fork(<the actor's session>, { atEvent, as })`, where `atEvent`
+ * is the index the app sent in its `rolebox.journal` frame for that event.
+ */
+export interface InspectorForkCommand {
+  readonly kind: 'fork';
+  readonly atEvent: number;
+  readonly as?: string;
+}
 
-/** Runs a command; throws (a RoleboxError, typically) to refuse it. */
-export type InspectorCommandHandler = (actor: string, command: InspectorCommand) => void;
+/** A command the inspector page sends to an actor of a running rolebox. */
+export type InspectorCommand = RemoteCommand | InspectorForkCommand;
+
+/** Runs a command (perhaps asynchronously); throws or rejects (a RoleboxError, typically) to refuse it. */
+export type InspectorCommandHandler = (actor: string, command: InspectorCommand) => unknown;
 
 /** A live connection to an inspector server. */
 export interface WebSocketInspector {
@@ -21,6 +31,12 @@ export interface WebSocketInspector {
    * dropped. Frames it could not deliver are counted in one warning.
    */
   stop(): Promise<void>;
+  /**
+   * Tells the server that the journal recorded entry `index` (0-based among session
+   * `sessionId`'s entries, as `rb.fork` counts them). Sent after the inspection frames of
+   * that entry (which @statelyai/inspect defers by a turn), so the server marks its event.
+   */
+  markJournal(sessionId: string, index: number): void;
 }
 
 const stringify = safeStableStringify.configure({ maximumDepth: 10 });
@@ -116,7 +132,7 @@ export function connectWebSocketInspector(
       for (const frame of buffer.splice(0)) ws.send(frame);
       onSettled?.();
     });
-    ws.addEventListener('message', (event) => handleCommand(ws, String(event.data)));
+    ws.addEventListener('message', (event) => void handleCommand(ws, String(event.data)));
     ws.addEventListener('error', () => {
       warnOnce(
         `the inspector at ${url} cannot be reached (is \`rolebox inspect\` running?); retrying every second`,
@@ -131,7 +147,7 @@ export function connectWebSocketInspector(
     });
   };
 
-  const handleCommand = (ws: InspectorSocket, data: string) => {
+  const handleCommand = async (ws: InspectorSocket, data: string) => {
     let message: { type?: unknown; requestId?: unknown; actor?: unknown; command?: unknown };
     try {
       message = JSON.parse(data);
@@ -141,7 +157,7 @@ export function connectWebSocketInspector(
     if (message.type !== 'rolebox.command') return;
     let result: { ok: boolean; error?: string };
     try {
-      onCommand(String(message.actor), message.command as InspectorCommand);
+      await onCommand(String(message.actor), message.command as InspectorCommand);
       result = { ok: true };
     } catch (error) {
       result = { ok: false, error: (error as Error).message };
@@ -149,6 +165,14 @@ export function connectWebSocketInspector(
     ws.send(
       JSON.stringify({ type: 'rolebox.command_result', requestId: message.requestId, ...result }),
     );
+  };
+
+  const deliver = (frame: string) => {
+    if (socket?.readyState === OPEN) socket.send(frame);
+    else {
+      buffer.push(frame);
+      if (buffer.length > CONNECTING_BUFFER_FRAMES) buffer.shift();
+    }
   };
 
   const inspector = createInspector(
@@ -162,11 +186,7 @@ export function connectWebSocketInspector(
           new TextEncoder().encode(frame).length > MAX_INSPECTOR_FRAME_BYTES
         )
           return;
-        if (socket?.readyState === OPEN) socket.send(frame);
-        else {
-          buffer.push(frame);
-          if (buffer.length > CONNECTING_BUFFER_FRAMES) buffer.shift();
-        }
+        deliver(frame);
       },
       start: connect,
       stop() {},
@@ -176,6 +196,16 @@ export function connectWebSocketInspector(
   inspector.start();
   return {
     observer: inspector.inspect as Observer<InspectionEvent>,
+    markJournal(sessionId, index) {
+      const frame = JSON.stringify({ type: 'rolebox.journal', sessionId, index });
+      // The entry's own processing runs on synchronously and schedules its frames as it goes:
+      // after it (a microtask), one more turn puts this frame behind all of them.
+      queueMicrotask(() =>
+        nextIdleTurn().then(() => {
+          if (!stopped) deliver(frame);
+        }),
+      );
+    },
     async stop() {
       if (closing) return;
       closing = true;

@@ -35,6 +35,11 @@ import { machinesFor, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
 import type { HostEvent, HostEventType } from './host-events.js';
 import { type Inspection, sessionOfInspectedActor, startInspection } from './inspection.js';
+import type {
+  InspectorCommand,
+  InspectorForkCommand,
+  WebSocketInspector,
+} from './inspector-connection.js';
 import { type ResolvedOptions, type RoleboxOptions, resolveRoleboxOptions } from './options.js';
 import { connectPipeline } from './pipeline-bridge.js';
 import { applyRemoteCommand } from './remote-command.js';
@@ -250,7 +255,14 @@ export class Rolebox {
       complete: stopped,
     });
     if (this.#options.journal) {
-      this.#recorder = new JournalRecorder(this.#options.clock, () => actor.getPersistedSnapshot());
+      const connection = this.#inspection.connection;
+      this.#recorder = new JournalRecorder(
+        this.#options.clock,
+        () => actor.getPersistedSnapshot(),
+        connection
+          ? (target, event) => this.#markJournalEntry(connection, target, event)
+          : undefined,
+      );
       actor.system.inspect(this.#recorder.observe);
     }
     this.#state = 'started';
@@ -627,12 +639,44 @@ export class Rolebox {
    * Runs a command from the inspector page, through the same validated API as the host
    * (a bad one throws and the page shows why).
    */
-  #inspectorCommand(actor: string, command: Parameters<typeof applyRemoteCommand>[1]): void {
+  #inspectorCommand(actor: string, command: InspectorCommand): unknown {
+    if ((command as { kind?: unknown } | null)?.kind === 'fork') {
+      // A session's past can be forked after it closed: its actor names it.
+      const sessionId = actor.startsWith('session:')
+        ? actor.slice('session:'.length)
+        : sessionOfInspectedActor(actor, (systemId) => this.#access.sessionOf(systemId));
+      const { kind: _fork, ...options } = command as InspectorForkCommand;
+      return this.fork(sessionId, options);
+    }
     const sessionId = sessionOfInspectedActor(actor, (systemId) =>
       this.#access.sessionOf(systemId),
     );
     applyRemoteCommand(this.session(sessionId), command);
     this.#hub.deliver([{ type: 'inspector_command', sessionId, actor, command: command as never }]);
+  }
+
+  /** Each session's count of journal entries so far, for the inspector's "fork here" marks. */
+  readonly #journalCounts = new Map<string, number>();
+
+  /**
+   * Tells the inspector which session a journal entry belongs to and its index there: host
+   * commands to the root or a shard name their session; an actor's own events are its session's.
+   */
+  #markJournalEntry(
+    connection: WebSocketInspector,
+    target: string,
+    event: Record<string, unknown>,
+  ): void {
+    const named =
+      event.sessionId ?? (event.input as { sessionId?: unknown } | undefined)?.sessionId;
+    const sessionId =
+      target === SYSTEM_ACTOR_ID || target.startsWith('shard:')
+        ? named
+        : this.#access.sessionOf(target);
+    if (typeof sessionId !== 'string') return;
+    const index = this.#journalCounts.get(sessionId) ?? 0;
+    this.#journalCounts.set(sessionId, index + 1);
+    connection.markJournal(sessionId, index);
   }
 
   #requireStarted(): void {

@@ -162,6 +162,8 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
         stateDir: tasks,
       }),
       limits: { interRoundDelayMs: 1000 },
+      // Journaled so the page offers "fork here" on the sessions' events.
+      journal: true,
       inspect: { url },
     });
     const demo = rb;
