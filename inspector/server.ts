@@ -61,7 +61,7 @@ const MAX_ID_LENGTH = 256;
 const MAX_NAME_LENGTH = 1024;
 /** Events per actor kept waiting for their snapshot (an actor's mailbox is rarely deeper). */
 const AWAITING_SNAPSHOT_LIMIT = 64;
-/** How far back a journal mark looks for its session's event (one entry's events, and more). */
+/** How far back a journal mark looks for its event (it follows that event's frame closely). */
 const JOURNAL_MARK_SEARCH = 500;
 
 /** One app connection, as the inspector tells apps apart. */
@@ -655,23 +655,29 @@ export async function startInspectorServer(
   };
 
   const onJournalMark = (app: App, message: Frame, drop: (why: string) => void) => {
-    const { sessionId, index } = message;
+    const { sessionId, index, actor, event: eventType } = message;
     if (!app.rolebox) return drop('rolebox.journal from an app that did not say rolebox.app');
     if (typeof sessionId !== 'string' || !/^[\w.:-]{1,256}$/.test(sessionId))
       return drop(`rolebox.journal with a bad sessionId ${describeValue(sessionId)}`);
     if (!Number.isSafeInteger(index) || (index as number) < 0)
       return drop(`rolebox.journal with a bad index ${describeValue(index)}`);
-    // The entry's last event that reached the session or one of its functions, among the newest.
-    const own = (name: string) =>
-      name === `session:${sessionId}` || name.startsWith(`fn:${sessionId}:`);
+    if (typeof actor !== 'string' || actor.length > MAX_ID_LENGTH)
+      return drop(`rolebox.journal with a bad actor ${describeValue(actor)}`);
+    if (typeof eventType !== 'string' || eventType.length > MAX_NAME_LENGTH)
+      return drop(`rolebox.journal with a bad event type ${describeValue(eventType)}`);
+    // It follows its event's frame: the newest event of that type to that actor, not marked yet.
+    const target = `${app.id}/${actor}`;
     const recent = events.values().slice(-JOURNAL_MARK_SEARCH);
     let marked: KeptEvent | undefined;
     for (let at = recent.length - 1; at >= 0 && !marked; at--) {
       const event = recent[at] as KeptEvent;
-      if (event.app === app && own(actors.get(event.target)?.name ?? '')) marked = event;
+      if (event.target === target && event.type === eventType && event.fork === undefined)
+        marked = event;
     }
     if (!marked)
-      return drop(`rolebox.journal for ${describeValue(sessionId)}: no recent event of it`);
+      return drop(
+        `rolebox.journal for ${describeValue(sessionId)}: no recent ${describeValue(eventType)} event to ${describeValue(actor)}`,
+      );
     const fork = JSON.stringify({ sessionId, index });
     const bytes = Buffer.byteLength(fork) - Buffer.byteLength(marked.fork ?? '');
     if (bytes > 0 && makeRoom(bytes)) return drop('rolebox.journal: inspector memory is full');

@@ -156,40 +156,59 @@ describe('the inspector server keeps the snapshot after each event (time travel)
     const live = await page();
     const client = await app('demo');
     step(client, 'x:1', 'session.message', 'busy');
-    client.send({ type: 'rolebox.journal', sessionId: 's1', index: 3 });
+    step(client, 'x:1', 'other', 'busier');
+    // It names its event: the newest of that type to that actor, even with others after it.
+    client.send({
+      type: 'rolebox.journal',
+      sessionId: 's1',
+      index: 3,
+      actor: 'x:1',
+      event: 'session.message',
+    });
     const mark = await live.next((m) => m.type === 'event_mark');
     expect(mark).toEqual({ type: 'event_mark', seq: 1, fork: { sessionId: 's1', index: 3 } });
     expect(server.events()[0]?.fork).toEqual({ sessionId: 's1', index: 3 });
     const before = server.stats().dropped;
+    const good = {
+      type: 'rolebox.journal',
+      sessionId: 's1',
+      index: 1,
+      actor: 'x:1',
+      event: 'other',
+    };
     for (const hostile of [
-      { type: 'rolebox.journal', sessionId: 's1', index: -1 },
-      { type: 'rolebox.journal', sessionId: 's1', index: 1.5 },
-      { type: 'rolebox.journal', sessionId: 's1', index: '2' },
-      { type: 'rolebox.journal', sessionId: 'x'.repeat(300), index: 1 },
-      { type: 'rolebox.journal', sessionId: '"><script>', index: 1 },
-      { type: 'rolebox.journal', sessionId: { toString: 1 }, index: 1 },
-      // No event of that session to mark.
-      { type: 'rolebox.journal', sessionId: 'other', index: 0 },
+      { ...good, index: -1 },
+      { ...good, index: 1.5 },
+      { ...good, index: '2' },
+      { ...good, sessionId: 'x'.repeat(300) },
+      { ...good, sessionId: '"><script>' },
+      { ...good, sessionId: { toString: 1 } },
+      { ...good, actor: 'x'.repeat(300) },
+      { ...good, event: ['other'] },
+      // No such event to mark (the one marked already is not marked twice).
+      { ...good, actor: 'x:nobody' },
+      { ...good, event: 'session.message' },
     ])
       client.send(hostile);
     step(client, 'x:1', 'marker', 'after');
     await live.next(eventTyped('marker'));
-    await live.next((m) => m.type === 'event_snapshot' && m.seq === 2);
-    expect(server.stats().dropped - before).toBe(7);
+    await live.next((m) => m.type === 'event_snapshot' && m.seq === 3);
+    expect(server.stats().dropped - before).toBe(10);
     expect(logged).toEqual(
       expect.arrayContaining([
         'dropped a frame from app 1: rolebox.journal with a bad index -1',
-        'dropped a frame from app 1: rolebox.journal for "other": no recent event of it',
+        'dropped a frame from app 1: rolebox.journal for "s1": no recent "other" event to "x:nobody"',
       ]),
     );
     expect(server.events().map((event) => event.fork)).toEqual([
       { sessionId: 's1', index: 3 },
       undefined,
+      undefined,
     ]);
     // A plain XState app (no rolebox.app hello) cannot mark events.
     const plain = await app();
     step(plain, 'x:1', 'plain', 'p');
-    plain.send({ type: 'rolebox.journal', sessionId: 's1', index: 0 });
+    plain.send({ ...good, index: 0, event: 'plain' });
     plain.send({ type: '@xstate.event', sessionId: 'x:1', event: { type: 'plain-marker' } });
     await live.next(eventTyped('plain-marker'));
     expect(logged).toContain(
@@ -263,18 +282,22 @@ describe('a journaled rolebox streaming to the inspector: "fork here"', () => {
       .filter((m) => m.type === 'event_mark')
       .map((m) => (m.fork as { sessionId: string; index: number }).index);
     expect(marks).toEqual(entries.map((_, index) => index));
-    // A mark sits on the entry's last event of the session: its snapshot is the journal's.
+    // Each mark sits on its journal entry's own event (the one that came from outside).
     const sessionActor = server.actors().find((actor) => actor.name === 'session:s1');
-    const marked = (server.events() as unknown as Entry[]).filter(
-      (event) => event.fork && event.sessionId === sessionActor?.sessionId && event.snapshot,
+    const marked = (server.events() as unknown as (Entry & { type: string })[]).filter(
+      (event) => event.fork,
     );
-    expect(marked.length).toBeGreaterThan(0);
-    for (const event of marked) {
+    expect(marked.map((event) => event.type)).toEqual(
+      entries.map((entry) => entry.entry.event.type),
+    );
+    expect(marked.map((event) => event.fork?.index)).toEqual(entries.map((_, index) => index));
+    // When that event reached the session itself, the journal's snapshot after it is the one kept.
+    for (const event of marked.filter((e) => e.sessionId === sessionActor?.sessionId)) {
       const entry = entries[event.fork?.index as number];
       const past = sessionSnapshotIn(run.journal[entry?.index as number]?.after, 's1') as {
-        context: unknown;
+        value: unknown;
       };
-      expect(event.snapshot?.context).toEqual(past.context);
+      expect(event.snapshot).toMatchObject({ value: past.value });
     }
 
     const atEvent = 2;

@@ -9,11 +9,13 @@ import { connect } from './connection.js';
 import { renderContext } from './context.js';
 import { renderControls } from './controls.js';
 import { $, describeValue, onRender, state } from './state.js';
+import { renderTravel, viewedActor } from './time-travel.js';
 import { renderTree } from './tree.js';
 
 /** The chart, context and controls of the selected actor. */
 function renderSelected() {
-  const actor = state.actors.get(state.selected);
+  // While travelling: the selected actor as it was after the event viewed.
+  const actor = viewedActor(state.actors.get(state.selected));
   if (!actor) return;
   $('chart-title').textContent =
     `${actor.name}  ·  ${describeValue(actor.snapshot?.value) || actor.snapshot?.status || ''}`;
@@ -24,4 +26,5 @@ function renderSelected() {
 
 onRender(renderTree);
 onRender(renderSelected);
+onRender(renderTravel);
 connect();

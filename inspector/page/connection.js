@@ -1,6 +1,6 @@
 // The page's socket to the inspector server (/ui with the per-run token), reconnected
 // every second when lost, and what each server message changes in `state`.
-import { appendLogRow, renderLog } from './log.js';
+import { appendLogRow, renderLog, updateEntry } from './log.js';
 import { $, LOG_LIMIT, queueRender, state } from './state.js';
 
 // The server lets a page in only with its per-run token, given in the URL it printed.
@@ -76,6 +76,11 @@ function receive(message) {
       events.push(message.entry);
       if (events.length > LOG_LIMIT * 4) events.splice(0, events.length - LOG_LIMIT * 4);
       appendLogRow(message.entry);
+      break;
+    case 'event_snapshot':
+    case 'event_mark':
+      updateEntry(message);
+      queueRender();
       break;
     case 'command_result': {
       const status = $('command-status');

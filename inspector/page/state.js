@@ -20,6 +20,8 @@ export const state = {
   selected: null,
   /** @type {WebSocket | null} */
   socket: null,
+  /** @type {number | null} the `seq` of the event whose snapshot is viewed (time travel), or live */
+  travel: null,
 };
 
 /** The element with that id. */

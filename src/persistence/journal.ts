@@ -17,6 +17,16 @@ import { CURRENT_MACHINE_VERSIONS, type MachineVersions } from './envelope.js';
 /** The `format` of a recorded run. */
 export const RUN_FORMAT = 'rolebox.run';
 
+/**
+ * Hears of a journal entry as it is recorded: its target's systemId, the event, and the
+ * target's XState session id (what inspection frames name it by).
+ */
+export type JournalEntryListener = (
+  target: string,
+  event: Record<string, unknown>,
+  actorSessionId: string | undefined,
+) => void;
+
 /** One event that entered the actor system from outside its machines, and what followed. */
 export interface JournalEntry {
   /** Clock time when it arrived. */
@@ -143,14 +153,10 @@ export class JournalRecorder {
     after?: unknown;
   }[] = [];
   #initial: unknown;
-  readonly #onEntry: ((target: string, event: Record<string, unknown>) => void) | undefined;
+  readonly #onEntry: JournalEntryListener | undefined;
 
   /** `onEntry` hears of each entry as it is recorded (the inspector marks it for "fork here"). */
-  constructor(
-    clock: Clock,
-    snapshot: () => unknown,
-    onEntry?: (target: string, event: Record<string, unknown>) => void,
-  ) {
+  constructor(clock: Clock, snapshot: () => unknown, onEntry?: JournalEntryListener) {
     this.#clock = clock;
     this.#snapshot = snapshot;
     this.#onEntry = onEntry;
@@ -179,7 +185,7 @@ export class JournalRecorder {
       event: toJson(inspection.event),
     };
     this.#entries.push(entry);
-    this.#onEntry?.(entry.target, entry.event);
+    this.#onEntry?.(entry.target, entry.event, (target as { sessionId?: string }).sessionId);
   };
 
   /** The run so far. */

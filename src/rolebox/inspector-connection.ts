@@ -33,10 +33,11 @@ export interface WebSocketInspector {
   stop(): Promise<void>;
   /**
    * Tells the server that the journal recorded entry `index` (0-based among session
-   * `sessionId`'s entries, as `rb.fork` counts them). Sent after the inspection frames of
-   * that entry (which @statelyai/inspect defers by a turn), so the server marks its event.
+   * `sessionId`'s entries, as `rb.fork` counts them): the event `eventType` delivered to the
+   * actor XState calls `actor`. Deferred as @statelyai/inspect defers that event's frame, so
+   * it follows it and the server marks that very event.
    */
-  markJournal(sessionId: string, index: number): void;
+  markJournal(sessionId: string, index: number, actor: string, eventType: string): void;
 }
 
 const stringify = safeStableStringify.configure({ maximumDepth: 10 });
@@ -196,15 +197,17 @@ export function connectWebSocketInspector(
   inspector.start();
   return {
     observer: inspector.inspect as Observer<InspectionEvent>,
-    markJournal(sessionId, index) {
-      const frame = JSON.stringify({ type: 'rolebox.journal', sessionId, index });
-      // The entry's own processing runs on synchronously and schedules its frames as it goes:
-      // after it (a microtask), one more turn puts this frame behind all of them.
-      queueMicrotask(() =>
-        nextIdleTurn().then(() => {
-          if (!stopped) deliver(frame);
-        }),
-      );
+    markJournal(sessionId, index, actor, eventType) {
+      const frame = JSON.stringify({
+        type: 'rolebox.journal',
+        sessionId,
+        index,
+        actor,
+        event: eventType,
+      });
+      void nextIdleTurn().then(() => {
+        if (!stopped) deliver(frame);
+      });
     },
     async stop() {
       if (closing) return;

@@ -260,7 +260,7 @@ export class Rolebox {
         this.#options.clock,
         () => actor.getPersistedSnapshot(),
         connection
-          ? (target, event) => this.#markJournalEntry(connection, target, event)
+          ? (target, event, actor) => this.#markJournalEntry(connection, target, event, actor)
           : undefined,
       );
       actor.system.inspect(this.#recorder.observe);
@@ -666,6 +666,7 @@ export class Rolebox {
     connection: WebSocketInspector,
     target: string,
     event: Record<string, unknown>,
+    actor: string | undefined,
   ): void {
     const named =
       event.sessionId ?? (event.input as { sessionId?: unknown } | undefined)?.sessionId;
@@ -673,10 +674,10 @@ export class Rolebox {
       target === SYSTEM_ACTOR_ID || target.startsWith('shard:')
         ? named
         : this.#access.sessionOf(target);
-    if (typeof sessionId !== 'string') return;
+    if (typeof sessionId !== 'string' || actor === undefined) return;
     const index = this.#journalCounts.get(sessionId) ?? 0;
     this.#journalCounts.set(sessionId, index + 1);
-    connection.markJournal(sessionId, index);
+    connection.markJournal(sessionId, index, actor, String(event.type));
   }
 
   #requireStarted(): void {
