@@ -166,6 +166,41 @@ describe('time travel and fork in the inspector page, on a running demo', () => 
       .waitFor();
     expect(await banner.isHidden()).toBe(true);
     expect(await page.locator('#context').textContent()).not.toBe(pastContext);
+    // Follow: oldest first; the session filter keeps that session's rows only.
+    await page.locator('#log-follow').check();
+    const followed = await page
+      .locator('#log tr.event-row')
+      .evaluateAll((rows) => rows.map((row) => Number(row.getAttribute('data-seq'))));
+    expect(followed[0]).toBe(Math.min(...followed));
+    await page.locator('#log-session').fill('review');
+    const sessions = await page
+      .locator('#log tr.event-row:not([hidden])')
+      .evaluateAll((rows) => rows.map((row) => row.getAttribute('data-session')));
+    expect(sessions.length).toBeGreaterThan(3);
+    expect(new Set(sessions)).toEqual(new Set(['review']));
+    await page.locator('#log-session').fill('');
+
+    // A rolebox's invoked helpers are hidden until asked for; finished ones fold.
+    const helpers = (await serverView(url)).actors
+      .filter(
+        (actor) => actor.app === 1 && !/^(rolebox$|session:|fn:|loop:|shard:)/.test(actor.name),
+      )
+      .map((actor) => actor.name);
+    expect(helpers.length).toBeGreaterThan(0);
+    const shownNames = () =>
+      page
+        .locator('#tree .actor')
+        .evaluateAll((nodes) => nodes.map((n) => n.getAttribute('data-actor')));
+    expect((await shownNames()).filter((name) => helpers.includes(name as string))).toEqual([]);
+    await page.locator('#tree-helpers').check();
+    await expect
+      .poll(
+        async () => (await shownNames()).filter((name) => helpers.includes(name as string)).length,
+      )
+      .toBeGreaterThan(0);
+    await expect
+      .poll(() => page.locator('#tree .finished-group summary').first().textContent())
+      .toMatch(/^\d+ finished$/);
     expect(errors).toEqual([]);
     await page.close();
   });
