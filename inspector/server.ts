@@ -359,6 +359,13 @@ export async function startInspectorServer(
     if (!event) return;
     event.evicted = true;
     keptBytes -= event.bytes;
+    // Oldest first here and in each actor's queue: if it still waits, it heads its queue,
+    // and must not stay reachable (its JSON uncounted) once it has left the log.
+    const waiting = awaitingSnapshot.get(event.target);
+    if (waiting?.[0] === event) {
+      waiting.shift();
+      if (waiting.length === 0) awaitingSnapshot.delete(event.target);
+    }
   };
 
   /** Forgets the oldest evictable actor other than `keepId`; false when there is none. */
