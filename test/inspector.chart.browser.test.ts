@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -139,11 +139,31 @@ describe('the inspector chart: follow, readable fit, zoom and pan', () => {
       expect(look.dash).toBe('none');
       expect(look.stroke).toBe('rgb(46, 204, 113)');
       await page.screenshot({ path: join(OUTPUT, `inspector-chart-function-${tag}.png`) });
-      if (width === 1280)
+      if (width === 1280) {
         await copyFile(
           join(OUTPUT, `inspector-chart-function-${tag}.png`),
           join(DOCS, 'inspector.png'),
         );
+        // Export: a standalone SVG (styles inlined) and the CLI's Mermaid text.
+        const [svgFile] = await Promise.all([
+          page.waitForEvent('download'),
+          page.locator('#chart-export-svg').click(),
+        ]);
+        expect(svgFile.suggestedFilename()).toBe('fn_approval_awaiting-approval.svg');
+        const svg = await readFile(await svgFile.path(), 'utf8');
+        expect(svg).toMatch(/^<svg [^>]*xmlns="http:\/\/www.w3.org\/2000\/svg"/);
+        expect(svg).toContain('>complete</text>');
+        expect(svg).toContain('stroke:rgb(46, 204, 113)');
+        expect(svg).not.toContain('transform=');
+        await writeFile(join(OUTPUT, 'inspector-chart-export.svg'), svg);
+        const [mermaidFile] = await Promise.all([
+          page.waitForEvent('download'),
+          page.locator('#chart-export-mermaid').click(),
+        ]);
+        const mermaid = await readFile(await mermaidFile.path(), 'utf8');
+        expect(mermaid).toMatch(/^stateDiagram-v2\n/);
+        expect(mermaid).toContain('class function,function_complete active');
+      }
 
       // Zoom: the wheel zooms about the cursor, the buttons too; each turns follow off.
       const node = complete.locator('rect');

@@ -1,6 +1,7 @@
 // The selected actor's statechart: laid out by ELK (the global /vendor/elk.bundled.js
 // defines), drawn as SVG, its active states highlighted as snapshots arrive.
-import { $ } from './state.js';
+import { activeStateIds, chartToMermaid, edgeLabel } from './export.js';
+import { $, state } from './state.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
 /** State labels are drawn this big (px) at scale 1; fit keeps them at least MIN_TEXT_PX. */
@@ -94,16 +95,6 @@ function highlight(actor) {
   }
   previousActive = active;
   if (view.follow) followActive();
-}
-
-function edgeLabel(edge) {
-  const event =
-    edge.event === ''
-      ? 'always'
-      : edge.event
-          .replace(/^xstate\.done\.actor\./, 'done: ')
-          .replace(/^xstate\.error\.actor\./, 'error: ');
-  return edge.guard ? `${event} [${edge.guard}]` : event;
 }
 
 /** A label's width in px as the page's font draws it (so no state name is clipped). */
@@ -448,4 +439,74 @@ $('chart-actual').addEventListener('click', actualSize);
 $('chart-follow').addEventListener('click', () => setFollow(!view.follow));
 window.addEventListener('resize', () => {
   if (view.follow) followActive();
+});
+
+// ---- Export: the drawn chart as a standalone SVG, the chart as Mermaid text. ----
+
+/** The drawn styles an exported SVG needs, since the page's stylesheet does not travel. */
+const EXPORTED_STYLE = [
+  'fill',
+  'fill-opacity',
+  'stroke',
+  'stroke-width',
+  'stroke-dasharray',
+  'font-family',
+  'font-size',
+  'font-weight',
+  'marker-end',
+];
+
+function download(name, type, text) {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([text], { type }));
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+function exportName(actor, extension) {
+  return `${(actor?.name ?? 'chart').replace(/[^A-Za-z0-9_.-]+/g, '_')}.${extension}`;
+}
+
+/** The drawn chart at scale 1, its styles inlined, on the page's background. */
+function standaloneSvg() {
+  const svg = document.querySelector('#chart svg');
+  if (!svg) return undefined;
+  const copy = svg.cloneNode(true);
+  copy.setAttribute('xmlns', SVG);
+  copy.setAttribute('width', String(extent.width));
+  copy.setAttribute('height', String(extent.height));
+  copy.setAttribute('viewBox', `0 0 ${extent.width} ${extent.height}`);
+  copy.querySelector('#chart-view')?.removeAttribute('transform');
+  const originals = svg.querySelectorAll('*');
+  const copies = copy.querySelectorAll('*');
+  originals.forEach((original, i) => {
+    if (original.closest('defs')) return;
+    const style = getComputedStyle(original);
+    copies[i].setAttribute(
+      'style',
+      EXPORTED_STYLE.map((name) => `${name}:${style.getPropertyValue(name)}`).join(';'),
+    );
+  });
+  const background = document.createElementNS(SVG, 'rect');
+  background.setAttribute('width', '100%');
+  background.setAttribute('height', '100%');
+  background.setAttribute('fill', getComputedStyle(document.body).backgroundColor);
+  copy.insertBefore(background, copy.querySelector('#chart-view'));
+  return new XMLSerializer().serializeToString(copy);
+}
+
+$('chart-export-svg').addEventListener('click', () => {
+  const text = standaloneSvg();
+  if (text) download(exportName(state.actors.get(state.selected), 'svg'), 'image/svg+xml', text);
+});
+$('chart-export-mermaid').addEventListener('click', () => {
+  const actor = state.actors.get(state.selected);
+  if (!actor?.chart) return;
+  const text = chartToMermaid(actor.chart, activeStateIds(actor.chart, actor.snapshot?.value));
+  download(exportName(actor, 'mmd'), 'text/plain', text);
+  // Also on the clipboard, for pasting into a PR; a page without the permission just downloads.
+  navigator.clipboard?.writeText(text).catch(() => {});
 });
