@@ -1,8 +1,23 @@
 // The selected actor's statechart: laid out by ELK (the global /vendor/elk.bundled.js
 // defines), drawn as SVG, its active states highlighted as snapshots arrive.
-import { $ } from './state.js';
+import { activeStateIds, chartToMermaid, edgeLabel } from './export.js';
+import { $, state } from './state.js';
 
 const SVG = 'http://www.w3.org/2000/svg';
+/** State labels are drawn this big (px) at scale 1; fit keeps them at least MIN_TEXT_PX. */
+const LABEL_PX = 12;
+const MIN_TEXT_PX = 10;
+const MIN_SCALE = MIN_TEXT_PX / LABEL_PX;
+const MAX_FIT_SCALE = 1.25;
+/**
+ * The view: screen = translate + scale × chart coordinates, applied to the chart's <g>.
+ * `follow` keeps the active states in view after every snapshot; a manual move turns it off.
+ */
+const view = { x: 0, y: 0, scale: 1, follow: true };
+/** Each drawn state's box in chart coordinates, by state id. */
+let boxes = new Map();
+/** The whole chart's size in chart coordinates. */
+let extent = { width: 0, height: 0 };
 /** The actor whose chart is drawn (or being laid out). */
 let chartFor = null;
 
@@ -10,6 +25,7 @@ let chartFor = null;
 export function showChart(actor) {
   if (chartFor !== actor.id) {
     chartFor = actor.id;
+    previousActive = null;
     void drawChart(actor);
   } else highlight(actor);
 }
@@ -35,6 +51,32 @@ function activeIds(chart, value) {
   return active;
 }
 
+/** The edge elements on the shortest path from a state active before to one entered now. */
+function lastPath(before, now) {
+  const edges = [...document.querySelectorAll('#chart .edge')];
+  const entered = (id) => now.has(id) && !before.has(id);
+  let frontier = [...before].map((id) => ({ id, path: [] }));
+  const seen = new Set(before);
+  for (let depth = 0; depth < 4 && frontier.length; depth++) {
+    const next = [];
+    for (const { id, path } of frontier)
+      for (const edge of edges) {
+        if (edge.dataset.source !== id) continue;
+        const target = edge.dataset.target;
+        if (entered(target)) return new Set([...path, edge]);
+        if (!seen.has(target)) {
+          seen.add(target);
+          next.push({ id: target, path: [...path, edge] });
+        }
+      }
+    frontier = next;
+  }
+  return new Set();
+}
+
+/** The active ids of the last highlight, to find the edge the last transition took. */
+let previousActive = null;
+
 function highlight(actor) {
   if (!actor.chart) return;
   const active = activeIds(actor.chart, actor.snapshot?.value);
@@ -43,16 +85,23 @@ function highlight(actor) {
     element.classList.toggle('active', on);
     element.dataset.active = String(on);
   }
+  // The last transition: the edges from a state that was active to one just entered. One
+  // snapshot may cover a chain (gated → active → complete, the middle one left at once), so
+  // the shortest such path is marked, not only a direct edge.
+  if (previousActive && [...active].some((id) => !previousActive.has(id))) {
+    const taken = lastPath(previousActive, active);
+    for (const element of document.querySelectorAll('#chart .edge'))
+      element.classList.toggle('last-edge', taken.has(element));
+  }
+  previousActive = active;
+  if (view.follow) followActive();
 }
 
-function edgeLabel(edge) {
-  const event =
-    edge.event === ''
-      ? 'always'
-      : edge.event
-          .replace(/^xstate\.done\.actor\./, 'done: ')
-          .replace(/^xstate\.error\.actor\./, 'error: ');
-  return edge.guard ? `${event} [${edge.guard}]` : event;
+/** A label's width in px as the page's font draws it (so no state name is clipped). */
+const measureCanvas = document.createElement('canvas').getContext('2d');
+function textWidth(text, px) {
+  measureCanvas.font = `${px}px ${getComputedStyle(document.body).fontFamily}`;
+  return Math.ceil(measureCanvas.measureText(text).width);
 }
 
 async function drawChart(actor) {
@@ -61,14 +110,18 @@ async function drawChart(actor) {
     container.textContent = 'This actor is not a state machine.';
     return;
   }
-  const textWidth = (text) => text.length * 7 + 20;
   const toElk = (node) => {
     const label = node.key || node.id;
     if (node.children.length === 0)
-      return { id: node.id, width: Math.max(90, textWidth(label)), height: 34 };
+      return { id: node.id, width: Math.max(90, textWidth(label, LABEL_PX) + 24), height: 34 };
     return {
       id: node.id,
-      layoutOptions: { 'elk.padding': '[top=30,left=14,bottom=14,right=14]' },
+      layoutOptions: {
+        'elk.padding': '[top=30,left=14,bottom=14,right=14]',
+        // A compound's own label sits in its top band: keep the box at least that wide.
+        'elk.nodeSize.constraints': 'MINIMUM_SIZE',
+        'elk.nodeSize.minimum': `(${textWidth(label, LABEL_PX) + 28}, 40)`,
+      },
       children: node.children.map(toElk),
     };
   };
@@ -87,7 +140,7 @@ async function drawChart(actor) {
       id: edge.id,
       sources: [edge.source],
       targets: [edge.target],
-      labels: [{ text: edgeLabel(edge), width: textWidth(edgeLabel(edge)) * 0.75, height: 14 }],
+      labels: [{ text: edgeLabel(edge), width: textWidth(edgeLabel(edge), 11) + 4, height: 14 }],
     })),
   };
   // ELK is the global that /vendor/elk.bundled.js defines.
@@ -99,20 +152,26 @@ async function drawChart(actor) {
     for (const child of node.children) index(child);
   };
   index(actor.chart.root);
+  const edgesById = new Map(actor.chart.edges.map((edge) => [edge.id, edge]));
 
   const svg = document.createElementNS(SVG, 'svg');
-  // Drawn at its natural size so labels stay readable; the panel scrolls around a big one.
-  svg.setAttribute('viewBox', `0 0 ${layout.width + 20} ${layout.height + 20}`);
-  svg.setAttribute('width', String(layout.width + 20));
-  svg.setAttribute('height', String(layout.height + 20));
+  svg.setAttribute('width', '100%');
+  svg.setAttribute('height', '100%');
   svg.innerHTML =
-    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#56677a"/></marker></defs>';
+    '<defs><marker id="arrow" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#56677a"/></marker>' +
+    '<marker id="arrow-last" viewBox="0 0 10 10" refX="9" refY="5" markerWidth="7" markerHeight="7" orient="auto-start-reverse"><path d="M 0 0 L 10 5 L 0 10 z" fill="#f5b041"/></marker></defs>';
+  const stage = document.createElementNS(SVG, 'g');
+  stage.id = 'chart-view';
+  svg.append(stage);
+  boxes = new Map();
+  extent = { width: layout.width + 20, height: layout.height + 20 };
   const origin = new Map([['__graph', { x: 10, y: 10 }]]);
-  const drawNode = (elkNode, offsetX, offsetY) => {
+  const drawNode = (elkNode, offsetX, offsetY, parentId) => {
     const node = nodes.get(elkNode.id);
     const x = offsetX + elkNode.x;
     const y = offsetY + elkNode.y;
     origin.set(elkNode.id, { x, y });
+    boxes.set(node.id, { x, y, width: elkNode.width, height: elkNode.height, parentId });
     const group = document.createElementNS(SVG, 'g');
     group.classList.add('state-node', node.children.length ? 'compound' : 'atomic');
     if (node.type === 'final') group.classList.add('final');
@@ -128,16 +187,18 @@ async function drawChart(actor) {
     text.setAttribute('y', String(y + (node.children.length ? 19 : elkNode.height / 2 + 4)));
     text.textContent = node.key || node.id;
     group.append(rect, text);
-    svg.append(group);
-    for (const child of elkNode.children ?? []) drawNode(child, x, y);
+    stage.append(group);
+    for (const child of elkNode.children ?? []) drawNode(child, x, y, node.id);
   };
-  drawNode(layout.children[0], 10, 10);
+  drawNode(layout.children[0], 10, 10, null);
   // ELK gives an edge's points relative to its container (the nearest common ancestor).
   for (const edge of layout.edges ?? []) {
     const at = origin.get(edge.container) ?? { x: 10, y: 10 };
     const group = document.createElementNS(SVG, 'g');
     group.classList.add('edge');
     group.dataset.event = edge.labels?.[0]?.text ?? '';
+    group.dataset.source = edgesById.get(edge.id)?.source ?? '';
+    group.dataset.target = edgesById.get(edge.id)?.target ?? '';
     for (const section of edge.sections ?? []) {
       const points = [section.startPoint, ...(section.bendPoints ?? []), section.endPoint];
       const path = document.createElementNS(SVG, 'path');
@@ -154,15 +215,298 @@ async function drawChart(actor) {
       text.textContent = label.text;
       group.append(text);
     }
-    svg.append(group);
+    stage.append(group);
   }
   container.replaceChildren(svg);
   highlight(actor);
-  // Start where the actor is: its active state in view.
-  const active = [...container.querySelectorAll('.state-node.active.atomic')].at(-1);
-  active?.scrollIntoView({ block: 'nearest', inline: 'center' });
+  // Start where the actor is: a readable fit around its active state.
+  fitView();
 }
 
-$('chart-fit').addEventListener('change', (event) => {
-  $('chart').classList.toggle('fit', event.target.checked);
+/** The panel's size on screen. */
+function panelSize() {
+  const container = $('chart');
+  return { width: container.clientWidth, height: container.clientHeight };
+}
+
+function applyView() {
+  const stage = document.getElementById('chart-view');
+  if (stage) stage.setAttribute('transform', `translate(${view.x} ${view.y}) scale(${view.scale})`);
+  const follow = $('chart-follow');
+  follow.setAttribute('aria-pressed', String(view.follow));
+  follow.classList.toggle('on', view.follow);
+}
+
+/** The union box of the given state ids (chart coordinates), or null. */
+function unionBox(ids) {
+  let box = null;
+  for (const id of ids) {
+    const b = boxes.get(id);
+    if (!b) continue;
+    if (!box) box = { x1: b.x, y1: b.y, x2: b.x + b.width, y2: b.y + b.height };
+    else {
+      box.x1 = Math.min(box.x1, b.x);
+      box.y1 = Math.min(box.y1, b.y);
+      box.x2 = Math.max(box.x2, b.x + b.width);
+      box.y2 = Math.max(box.y2, b.y + b.height);
+    }
+  }
+  return box;
+}
+
+/** The deepest active states (for parallel states, every active leaf). */
+function activeLeaves() {
+  return [...document.querySelectorAll('#chart .state-node.active.atomic')].map(
+    (element) => element.dataset.stateId,
+  );
+}
+
+function centreOn(box, scale) {
+  const { width, height } = panelSize();
+  view.scale = scale;
+  view.x = width / 2 - ((box.x1 + box.x2) / 2) * scale;
+  view.y = height / 2 - ((box.y1 + box.y2) / 2) * scale;
+}
+
+/**
+ * Fits the whole chart when its labels stay ≥ 10 px on screen; else the active region (the
+ * active states' parent compound) at the smallest scale that keeps them readable.
+ */
+function fitView() {
+  const { width, height } = panelSize();
+  if (!width || !height || !extent.width) return;
+  const margin = 16;
+  const whole = Math.min(
+    (width - margin) / extent.width,
+    (height - margin) / extent.height,
+    MAX_FIT_SCALE,
+  );
+  if (whole >= MIN_SCALE) {
+    centreOn({ x1: 0, y1: 0, x2: extent.width, y2: extent.height }, whole);
+  } else {
+    const leaves = activeLeaves();
+    const parents = leaves.map((id) => boxes.get(id)?.parentId).filter(Boolean);
+    const region = unionBox(parents.length ? parents : leaves) ?? {
+      x1: 0,
+      y1: 0,
+      x2: extent.width,
+      y2: extent.height,
+    };
+    const scale = Math.max(
+      MIN_SCALE,
+      Math.min(
+        (width - margin) / (region.x2 - region.x1),
+        (height - margin) / (region.y2 - region.y1),
+        MAX_FIT_SCALE,
+      ),
+    );
+    centreOn(region, scale);
+  }
+  applyView();
+  if (view.follow) followActive();
+}
+
+/** Moves the view (keeping its scale) so that the active leaves lie inside the panel. */
+function followActive() {
+  const box = unionBox(activeLeaves());
+  if (!box) return applyView();
+  const { width, height } = panelSize();
+  const pad = 24;
+  const left = view.x + box.x1 * view.scale;
+  const right = view.x + box.x2 * view.scale;
+  const top = view.y + box.y1 * view.scale;
+  const bottom = view.y + box.y2 * view.scale;
+  if (right - left > width - 2 * pad || bottom - top > height - 2 * pad) {
+    // Too big at this scale (parallel leaves far apart): zoom out as far as readable.
+    const scale = Math.max(
+      MIN_SCALE,
+      Math.min(
+        view.scale,
+        (width - 2 * pad) / (box.x2 - box.x1),
+        (height - 2 * pad) / (box.y2 - box.y1),
+      ),
+    );
+    centreOn(box, scale);
+  } else {
+    if (left < pad) view.x += pad - left;
+    else if (right > width - pad) view.x -= right - (width - pad);
+    if (top < pad) view.y += pad - top;
+    else if (bottom > height - pad) view.y -= bottom - (height - pad);
+  }
+  applyView();
+}
+
+/** Zooms by `factor` about the screen point (px, py) of the panel; a manual move. */
+function zoomAbout(factor, px, py) {
+  const scale = Math.min(4, Math.max(0.1, view.scale * factor));
+  view.x = px - ((px - view.x) * scale) / view.scale;
+  view.y = py - ((py - view.y) * scale) / view.scale;
+  view.scale = scale;
+  view.follow = false;
+  applyView();
+}
+
+function zoomCentre(factor) {
+  const { width, height } = panelSize();
+  zoomAbout(factor, width / 2, height / 2);
+}
+
+function panBy(dx, dy) {
+  view.x += dx;
+  view.y += dy;
+  view.follow = false;
+  applyView();
+}
+
+function actualSize() {
+  const { width, height } = panelSize();
+  const leaves = unionBox(activeLeaves());
+  const cx = leaves ? (leaves.x1 + leaves.x2) / 2 : extent.width / 2;
+  const cy = leaves ? (leaves.y1 + leaves.y2) / 2 : extent.height / 2;
+  view.follow = false;
+  view.scale = 1;
+  view.x = width / 2 - cx;
+  view.y = height / 2 - cy;
+  applyView();
+}
+
+function setFollow(on) {
+  view.follow = on;
+  if (on) followActive();
+  else applyView();
+}
+
+const chartElement = $('chart');
+// Focusable, so that the keys work when the chart panel has focus.
+chartElement.tabIndex = 0;
+chartElement.addEventListener(
+  'wheel',
+  (event) => {
+    event.preventDefault();
+    const rect = chartElement.getBoundingClientRect();
+    // Pixel deltas from touchpads are small, line deltas from wheels are ~3: scale both alike.
+    const delta = event.deltaMode === 1 ? event.deltaY * 16 : event.deltaY;
+    zoomAbout(Math.exp(-delta * 0.0015), event.clientX - rect.left, event.clientY - rect.top);
+  },
+  { passive: false },
+);
+let drag = null;
+chartElement.addEventListener('pointerdown', (event) => {
+  if (event.button !== 0) return;
+  drag = { x: event.clientX, y: event.clientY, moved: false };
+  chartElement.setPointerCapture(event.pointerId);
+});
+chartElement.addEventListener('pointermove', (event) => {
+  if (!drag) return;
+  const dx = event.clientX - drag.x;
+  const dy = event.clientY - drag.y;
+  if (!drag.moved && Math.abs(dx) + Math.abs(dy) < 3) return;
+  drag.moved = true;
+  drag.x = event.clientX;
+  drag.y = event.clientY;
+  chartElement.classList.add('dragging');
+  panBy(dx, dy);
+});
+const endDrag = () => {
+  drag = null;
+  chartElement.classList.remove('dragging');
+};
+chartElement.addEventListener('pointerup', endDrag);
+chartElement.addEventListener('pointercancel', endDrag);
+chartElement.addEventListener('keydown', (event) => {
+  const step = 60;
+  const keys = {
+    '+': () => zoomCentre(1.2),
+    '=': () => zoomCentre(1.2),
+    '-': () => zoomCentre(1 / 1.2),
+    0: fitView,
+    1: actualSize,
+    f: () => setFollow(!view.follow),
+    ArrowLeft: () => panBy(step, 0),
+    ArrowRight: () => panBy(-step, 0),
+    ArrowUp: () => panBy(0, step),
+    ArrowDown: () => panBy(0, -step),
+  };
+  const action = keys[event.key];
+  if (!action || event.ctrlKey || event.metaKey || event.altKey) return;
+  event.preventDefault();
+  action();
+});
+$('chart-zoom-in').addEventListener('click', () => zoomCentre(1.2));
+$('chart-zoom-out').addEventListener('click', () => zoomCentre(1 / 1.2));
+$('chart-fit').addEventListener('click', fitView);
+$('chart-actual').addEventListener('click', actualSize);
+$('chart-follow').addEventListener('click', () => setFollow(!view.follow));
+window.addEventListener('resize', () => {
+  if (view.follow) followActive();
+});
+
+// ---- Export: the drawn chart as a standalone SVG, the chart as Mermaid text. ----
+
+/** The drawn styles an exported SVG needs, since the page's stylesheet does not travel. */
+const EXPORTED_STYLE = [
+  'fill',
+  'fill-opacity',
+  'stroke',
+  'stroke-width',
+  'stroke-dasharray',
+  'font-family',
+  'font-size',
+  'font-weight',
+  'marker-end',
+];
+
+function download(name, type, text) {
+  const link = document.createElement('a');
+  link.href = URL.createObjectURL(new Blob([text], { type }));
+  link.download = name;
+  document.body.append(link);
+  link.click();
+  link.remove();
+  setTimeout(() => URL.revokeObjectURL(link.href), 1000);
+}
+
+function exportName(actor, extension) {
+  return `${(actor?.name ?? 'chart').replace(/[^A-Za-z0-9_.-]+/g, '_')}.${extension}`;
+}
+
+/** The drawn chart at scale 1, its styles inlined, on the page's background. */
+function standaloneSvg() {
+  const svg = document.querySelector('#chart svg');
+  if (!svg) return undefined;
+  const copy = svg.cloneNode(true);
+  copy.setAttribute('xmlns', SVG);
+  copy.setAttribute('width', String(extent.width));
+  copy.setAttribute('height', String(extent.height));
+  copy.setAttribute('viewBox', `0 0 ${extent.width} ${extent.height}`);
+  copy.querySelector('#chart-view')?.removeAttribute('transform');
+  const originals = svg.querySelectorAll('*');
+  const copies = copy.querySelectorAll('*');
+  originals.forEach((original, i) => {
+    if (original.closest('defs')) return;
+    const style = getComputedStyle(original);
+    copies[i].setAttribute(
+      'style',
+      EXPORTED_STYLE.map((name) => `${name}:${style.getPropertyValue(name)}`).join(';'),
+    );
+  });
+  const background = document.createElementNS(SVG, 'rect');
+  background.setAttribute('width', '100%');
+  background.setAttribute('height', '100%');
+  background.setAttribute('fill', getComputedStyle(document.body).backgroundColor);
+  copy.insertBefore(background, copy.querySelector('#chart-view'));
+  return new XMLSerializer().serializeToString(copy);
+}
+
+$('chart-export-svg').addEventListener('click', () => {
+  const text = standaloneSvg();
+  if (text) download(exportName(state.actors.get(state.selected), 'svg'), 'image/svg+xml', text);
+});
+$('chart-export-mermaid').addEventListener('click', () => {
+  const actor = state.actors.get(state.selected);
+  if (!actor?.chart) return;
+  const text = chartToMermaid(actor.chart, activeStateIds(actor.chart, actor.snapshot?.value));
+  download(exportName(actor, 'mmd'), 'text/plain', text);
+  // Also on the clipboard, for pasting into a PR; a page without the permission just downloads.
+  navigator.clipboard?.writeText(text).catch(() => {});
 });
