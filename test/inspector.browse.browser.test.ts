@@ -214,3 +214,29 @@ describe('rolebox replay --inspect', () => {
     cli = undefined;
   });
 });
+
+describe('the options of browse and replay', () => {
+  it('--port and --host of replay need --inspect; --help names the new options', async () => {
+    const port = await runCli(['replay', FIXTURE, '--port', '0'], { cwd: dir });
+    expect(port.code).toBe(2);
+    expect(port.stderr).toContain(
+      'rolebox: --port 0 is for --inspect, which was not given [invalid_argument]',
+    );
+    const notNumber = await runCli(['replay', FIXTURE, '--inspect', '--port', 'x'], { cwd: dir });
+    expect(notNumber.code).toBe(2);
+    expect(notNumber.stderr).toContain('expected a whole number ≥ 0, got "x"');
+    const replayHelp = (await runCli(['replay', '--help'], { cwd: dir })).stdout.replace(
+      /\s+/g,
+      ' ',
+    );
+    expect(replayHelp).toContain('--inspect also play the run in an inspector page');
+    expect(replayHelp).toContain('(default: 7070)');
+    const inspectHelp = (await runCli(['inspect', '--help'], { cwd: dir })).stdout.replace(
+      /\s+/g,
+      ' ',
+    );
+    expect(inspectHelp).toContain(
+      '--store <file> also list the sessions stored in this SQLite file',
+    );
+  });
+});
