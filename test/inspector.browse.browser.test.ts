@@ -37,8 +37,8 @@ afterAll(async () => {
 });
 
 /** A store with sessions `writer` (waiting for its intake) and `reader` (idle), and one record `broken` that is no snapshot. */
-async function storeWithSessions(): Promise<string> {
-  const path = join(dir, 'state.db');
+async function storeWithSessions(name: string): Promise<string> {
+  const path = join(dir, name);
   const store = new SqliteSnapshotStore(path);
   const rb = createRolebox({ store });
   await rb.start();
@@ -81,7 +81,7 @@ function setRecordedValue(tree: unknown, id: string, value: unknown): boolean {
 
 describe('rolebox inspect --store', () => {
   it('lists the stored sessions on stdout and in the page, opens one read-only, and shows a corrupt record as unreadable', async () => {
-    const store = await storeWithSessions();
+    const store = await storeWithSessions('page.db');
     cli = startCli(['inspect', '--port', '0', '--store', store], { cwd: dir });
     const url = (await cli.line(/^inspector: /)).slice('inspector: '.length);
     expect(cli.stdout()).toContain('3 stored session(s) in');
@@ -109,6 +109,21 @@ describe('rolebox inspect --store', () => {
     await mkdir(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'inspector-store.png') });
     expect(errors).toEqual([]);
+  });
+
+  it('with --json, lists the stored sessions as one {"type":"stored"} line after the listening one', async () => {
+    const store = await storeWithSessions('json.db');
+    cli = startCli(['inspect', '--port', '0', '--json', '--store', store], { cwd: dir });
+    const line = JSON.parse(await cli.line(/^\{"type":"stored"/));
+    expect(line).toEqual({
+      type: 'stored',
+      sessions: [
+        { id: 'broken', error: expect.stringContaining('stored record "broken"') },
+        { id: 'reader' },
+        { id: 'writer' },
+      ],
+    });
+    expect(JSON.parse(cli.stdout().split('\n')[0] as string)).toMatchObject({ type: 'listening' });
   });
 
   it('refuses a store that does not exist, and a file that is no store, with exit 2 and nothing started', async () => {
