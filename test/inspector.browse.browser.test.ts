@@ -111,6 +111,32 @@ describe('rolebox inspect --store', () => {
     expect(errors).toEqual([]);
   });
 
+  it('points from a stored session to the same session live in a running app, which takes commands', async () => {
+    const store = await storeWithSessions('live.db');
+    cli = startCli(['inspect', '--port', '0', '--store', store], { cwd: dir });
+    const url = (await cli.line(/^inspector: /)).slice('inspector: '.length);
+    const wsUrl = /apps stream to (ws:\/\/\S+)/.exec(await cli.line(/^apps stream to /))?.[1];
+    const live = createRolebox({ inspect: { url: wsUrl as string } });
+    await live.start();
+    try {
+      await live.openSession({ id: 'writer' });
+      const { page, errors } = await openPage(url);
+      const stored = page.locator('#tree [data-actor="session:writer"][data-app="1"]');
+      await stored.click();
+      const open = page.locator('#open-live');
+      await open.waitFor();
+      expect(await page.locator('#source-note').textContent()).toMatch(
+        /^stored, read-only · live in app 2: open it$/,
+      );
+      await open.click();
+      await page.locator('#controls').waitFor();
+      expect(await page.locator('#source-note').isHidden()).toBe(true);
+      expect(errors).toEqual([]);
+    } finally {
+      await live.stop();
+    }
+  });
+
   it('with --json, lists the stored sessions as one {"type":"stored"} line after the listening one', async () => {
     const store = await storeWithSessions('json.db');
     cli = startCli(['inspect', '--port', '0', '--json', '--store', store], { cwd: dir });

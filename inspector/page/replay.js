@@ -65,8 +65,9 @@ onServerMessage((message) => {
     banner.append(title, states, list);
     // The diverging actor is what there is to look at.
     if (state.actors.has(replayedId(divergence.actor))) select(replayedId(divergence.actor));
-  } else if (!state.actors.has(state.selected) && event) {
-    const target = replayedId(event.target);
+  } else if (!state.actors.has(state.selected)) {
+    // Nothing shown, or the shown actor does not exist at this step: show the event's target.
+    const target = replayedId(event?.target ?? 'rolebox');
     if (state.actors.has(target)) select(target);
   }
   if (position >= total) pause();
@@ -107,6 +108,24 @@ function renderSourceNote() {
         ? `stored, read-only · unreadable: ${actor.snapshot.error}`
         : 'stored, read-only'
       : 'replayed, read-only';
+  // The same session live in a running app: that one takes commands.
+  const live =
+    source === 'store'
+      ? [...state.actors.values()].find(
+          (other) =>
+            other.name === actor.name &&
+            !state.apps.get(other.app)?.source &&
+            state.apps.get(other.app)?.connected,
+        )
+      : undefined;
+  if (live) {
+    const link = document.createElement('button');
+    link.type = 'button';
+    link.id = 'open-live';
+    link.textContent = `live in app ${live.app}: open it`;
+    link.addEventListener('click', () => select(live.id));
+    note.append(' · ', link);
+  }
   markDivergence();
 }
 
