@@ -76,6 +76,8 @@ export interface InspectedApp {
   readonly connected: boolean;
   /** When its socket closed (the server clock's time), once it has disconnected. */
   readonly leftAt?: number;
+  /** Set for a pseudo-app inside the inspector ({@link InspectorServer.addSource}): read-only. */
+  readonly source?: InspectorSource['kind'];
 }
 
 /** What the inspector knows of one actor. */
@@ -188,6 +190,50 @@ export interface InspectorServerOptions {
   readonly log?: (message: string) => void;
 }
 
+/**
+ * A pseudo-app inside the inspector: a store being browsed or a recorded run being replayed.
+ * It reports actors as a connected app would (the page draws them alike) and takes no commands.
+ */
+export interface InspectorSource {
+  /** `store`: stored sessions (the page says "stored, read-only"); `replay`: a recorded run. */
+  readonly kind: 'store' | 'replay';
+  /** Shown as the app's name (`store .rolebox/state.db`). */
+  readonly name: string;
+  /**
+   * A page's `{"type":"replay",…}` frame (parsed, within the frame bounds; its fields
+   * unchecked). Returns why it was refused (logged, the frame dropped), else undefined.
+   */
+  readonly onPageFrame?: (frame: Readonly<Record<string, unknown>>) => string | undefined;
+  /** A message (JSON text) a page gets right after its first one: e.g. the replay position. */
+  readonly pageMessage?: () => string | undefined;
+}
+
+/** One actor a source reports (see {@link SourceHandle.actor}). */
+export interface SourceActor {
+  /** Its id within the source (the server's id is `<app>/<sessionId>`). */
+  readonly sessionId: string;
+  readonly name: string;
+  readonly parentId?: string;
+  /** Its machine's config as JSON text (what a live app sends), for the chart. */
+  readonly definition?: string;
+  /** Its snapshot (plain JSON). */
+  readonly snapshot: unknown;
+}
+
+/** What a source added with {@link InspectorServer.addSource} reports through. */
+export interface SourceHandle {
+  /** The app number the source's actors are shown under. */
+  readonly app: number;
+  /** Reports an actor, or replaces the one with the same `sessionId`. */
+  actor(actor: SourceActor): void;
+  /** Changes the snapshot of an actor it reported. */
+  snapshot(sessionId: string, snapshot: unknown): void;
+  /** Removes actors it reported. */
+  forget(sessionIds: readonly string[]): void;
+  /** Sends a message (JSON text) to every page. */
+  broadcast(text: string): void;
+}
+
 /** A running inspector server. */
 export interface InspectorServer {
   /** The page to open, with its token (`http://127.0.0.1:7070/?token=…`). */
@@ -204,6 +250,8 @@ export interface InspectorServer {
   /** The events in the log, oldest first. */
   events(): InspectedEvent[];
   stats(): InspectorStats;
+  /** Adds a pseudo-app (a store browsed, a run replayed) whose actors the page shows read-only. */
+  addSource(source: InspectorSource): SourceHandle;
   stop(): Promise<void>;
 }
 
@@ -245,6 +293,7 @@ interface App {
   rolebox: boolean;
   leftAt?: number;
   readonly actorIds: Set<string>;
+  readonly source?: InspectorSource;
 }
 
 interface KeptActor {
@@ -343,7 +392,7 @@ export async function startInspectorServer(
     if (keptBytes > peakKeptBytes) peakKeptBytes = keptBytes;
   };
 
-  const isGone = (app: App) => app.socket === undefined;
+  const isGone = (app: App) => app.socket === undefined && app.source === undefined;
 
   const forgetActor = (actor: KeptActor) => {
     actors.delete(actor.id);
@@ -756,6 +805,7 @@ export async function startInspectorServer(
     const parsed = parseClientJson(rawText(data), maxDepth);
     if (!parsed.ok) return log(`dropped a frame from page ${page.id}: ${parsed.reason}`);
     const message = parsed.value as Frame | null;
+    if (message?.type === 'replay') return onSourceFrame(page, message);
     if (message?.type !== 'command' || typeof message.actor !== 'string')
       return log(`dropped a frame from page ${page.id}: not a command`);
     const requestId = message.requestId;
@@ -769,6 +819,10 @@ export async function startInspectorServer(
     const actor = actors.get(message.actor);
     if (!actor) return refuse(`no actor ${describeValue(message.actor)}`);
     const app = actor.app;
+    if (app.source)
+      return refuse(
+        `${actor.name} is ${app.source.kind === 'store' ? 'stored' : 'replayed'}, read-only`,
+      );
     if (!app.socket || app.socket.readyState !== app.socket.OPEN)
       return refuse(`app ${app.id}, which reported ${actor.name}, has disconnected`);
     if (!app.rolebox)
@@ -800,6 +854,43 @@ export async function startInspectorServer(
     );
     pending.set(id, { page, pageRequestId, app, timer });
     app.socket.send(text);
+  };
+
+  const onSourceFrame = (page: Page, message: Frame) => {
+    const source = [...apps.values()].find((app) => app.source?.onPageFrame)?.source;
+    const why = source?.onPageFrame?.(message) ?? (source ? undefined : 'no replay running');
+    if (why) log(`dropped a frame from page ${page.id}: ${why}`);
+  };
+
+  const addSource = (source: InspectorSource): SourceHandle => {
+    const app: App = {
+      id: nextApp++,
+      socket: undefined,
+      name: source.name.slice(0, 200),
+      rolebox: false,
+      actorIds: new Set(),
+      source,
+    };
+    apps.set(app.id, app);
+    broadcast(`{"type":"app","app":${appJson(app)}}`);
+    // Our own records: a bound they overstep is logged like an app's frame.
+    const drop = (why: string) => log(`source ${app.name}: ${why}`);
+    return {
+      app: app.id,
+      actor: (actor) =>
+        onActor(app, `${app.id}/${actor.sessionId}`, actor.sessionId, { ...actor }, drop),
+      snapshot: (sessionId, snapshot) =>
+        onSnapshot(`${app.id}/${sessionId}`, sessionId, { snapshot }, drop),
+      forget: (sessionIds) => {
+        const gone = sessionIds
+          .map((sessionId) => actors.get(`${app.id}/${sessionId}`))
+          .filter((actor) => actor !== undefined);
+        for (const actor of gone) forgetActor(actor);
+        if (gone.length > 0)
+          broadcast(`{"type":"forget","actors":${JSON.stringify(gone.map((actor) => actor.id))}}`);
+      },
+      broadcast,
+    };
   };
 
   // ---- Connections ----
@@ -849,6 +940,10 @@ export async function startInspectorServer(
     const init = initMessage();
     page.allowance = pageBufferBytes + Buffer.byteLength(init);
     socket.send(init);
+    for (const app of apps.values()) {
+      const text = app.source?.pageMessage?.();
+      if (text !== undefined) sendToPage(page, text);
+    }
   };
 
   let ownOrigins = new Set<string>();
@@ -945,6 +1040,7 @@ export async function startInspectorServer(
       pendingCommands: pending.size,
       pages: pages.size,
     }),
+    addSource,
     stop: async () => {
       for (const command of pending.values()) clock.clearTimeout(command.timer);
       pending.clear();
@@ -1061,8 +1157,9 @@ function publicApp(app: App): InspectedApp {
     ...(app.name === undefined ? {} : { name: app.name }),
     ...(app.pid === undefined ? {} : { pid: app.pid }),
     rolebox: app.rolebox,
-    connected: app.socket !== undefined,
+    connected: app.socket !== undefined || app.source !== undefined,
     ...(app.leftAt === undefined ? {} : { leftAt: app.leftAt }),
+    ...(app.source ? { source: app.source.kind } : {}),
   };
 }
 
@@ -1071,7 +1168,7 @@ function inspectedActor(actor: KeptActor): InspectedActor {
     InspectedActor,
     'gone'
   >;
-  return { ...parsed, gone: actor.app.socket === undefined };
+  return { ...parsed, gone: actor.app.socket === undefined && actor.app.source === undefined };
 }
 
 async function serveStatic(request: IncomingMessage, response: ServerResponse): Promise<void> {

@@ -160,7 +160,7 @@ describe('recording a run in your own tests', () => {
     expect(error.code).toBe('invalid_function_definition');
     expect(error.message).toContain('function review: gate: unknown condition "reviewed"');
     expect(errorOf(() => replay(run, { condition: conditions } as never)).message).toBe(
-      'replay options: unknown option "condition" (did you mean "conditions"?); known: functions, conditions, machines, limits',
+      'replay options: unknown option "condition" (did you mean "conditions"?); known: functions, conditions, machines, limits, onStep',
     );
   });
 

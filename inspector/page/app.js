@@ -8,6 +8,7 @@ import { showChart } from './chart.js';
 import { connect } from './connection.js';
 import { renderContext } from './context.js';
 import { renderControls } from './controls.js';
+import './replay.js';
 import { $, describeValue, onRender, state } from './state.js';
 import { renderTravel, viewedActor } from './time-travel.js';
 import { renderTree } from './tree.js';

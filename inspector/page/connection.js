@@ -39,7 +39,15 @@ function setConnection(connection, text) {
   $('connection').textContent = text;
 }
 
+const listeners = [];
+
+/** Also hands every server message to `listener` (for the page's own parts, e.g. replay.js). */
+export function onServerMessage(listener) {
+  listeners.push(listener);
+}
+
 function receive(message) {
+  for (const listener of listeners) listener(message);
   const { actors, apps, events } = state;
   switch (message.type) {
     case 'init':

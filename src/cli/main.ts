@@ -155,6 +155,10 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       '--app-origin <origin...>',
       'browser origin allowed to stream to it, e.g. http://localhost:5173 (default: none; Node apps need none)',
     )
+    .option(
+      '--store <file>',
+      'also list the sessions stored in this SQLite file and show them in the page, read-only (default: none)',
+    )
     .addOption(jsonOption('print JSON lines of events ({"type":"listening",…}, …)'))
     .action(async (options) => {
       exit.code = await runInspectCommand(options, output);
@@ -167,6 +171,17 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     )
     .argument('<file>', 'the recorded run')
     .addOption(jsonOption('print the report as JSON'))
+    .option(
+      '--inspect',
+      'also play the run in an inspector page (step, play, the divergence on the chart) until Ctrl-C',
+    )
+    .addOption(
+      new Option(
+        '--port <port>',
+        `port of the --inspect page (0 for any free one) (default: ${DEFAULT_INSPECTOR_PORT})`,
+      ).argParser(wholeNumber(0)),
+    )
+    .option('--host <host>', `address the --inspect page listens on (default: ${DEFAULT_HOST})`)
     .action(async (file: string, options) => {
       exit.code = await runReplayCommand(file, options, output);
     });

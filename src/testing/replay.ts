@@ -29,6 +29,11 @@ export interface ReplayOptions {
   readonly machines?: MachineFactories;
   /** Limits (default: those recorded in the run). */
   readonly limits?: RoleboxLimits;
+  /**
+   * Called after each replayed journal entry with the system's snapshot as replayed (in the
+   * form compared with the recorded one): `rolebox replay --inspect` shows it at a divergence.
+   */
+  readonly onStep?: (index: number, actual: unknown) => void;
 }
 
 const REPLAY_OPTION_NAMES = Object.keys({
@@ -36,6 +41,7 @@ const REPLAY_OPTION_NAMES = Object.keys({
   conditions: true,
   machines: true,
   limits: true,
+  onStep: true,
 } satisfies Record<keyof ReplayOptions, true>);
 
 /** Where a replay first differed from the recording. */
@@ -120,6 +126,7 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
           `the system failed: ${(failure as Error).message ?? String(failure)}`,
         ]);
       const actual = comparableSnapshot(actor.getPersistedSnapshot());
+      options.onStep?.(index, actual);
       const differences = diffJson(entry.after, actual);
       if (differences.length > 0)
         return fail(
