@@ -59,6 +59,12 @@ const ACTOR_OVERHEAD_BYTES = 256;
 const EVENT_OVERHEAD_BYTES = 64;
 const MAX_ID_LENGTH = 256;
 const MAX_NAME_LENGTH = 1024;
+/** Pipeline runs kept (the newest); each is also counted in `maxKeptBytes`. */
+export const TRACE_LIMIT = 200;
+/** The largest pipeline trace kept: a run is a handful of nodes, this is thousands. */
+export const MAX_TRACE_BYTES = 1024 * 1024;
+/** Most nodes (source, signals, actions) a trace may have: the page lays every one out. */
+const MAX_TRACE_NODES = 1_000;
 
 /** One app connection, as the inspector tells apps apart. */
 export interface InspectedApp {
@@ -103,6 +109,15 @@ export interface InspectedEvent {
   readonly sourceId?: string;
   readonly type: string;
   readonly event: unknown;
+}
+
+/** One pipeline run an app reported (a `rolebox.trace` frame), as the page draws it. */
+export interface InspectedTrace {
+  readonly at: number;
+  readonly app: number;
+  readonly runId: string;
+  /** The run's trace projection (`projectRun`), with its handler calls. */
+  readonly trace: unknown;
 }
 
 /** What the server counts (see {@link InspectorServer.stats}). */
@@ -188,6 +203,8 @@ export interface InspectorServer {
   actors(): InspectedActor[];
   /** The events in the log, oldest first. */
   events(): InspectedEvent[];
+  /** The pipeline runs kept (at most {@link TRACE_LIMIT}), oldest first. */
+  traces(): InspectedTrace[];
   stats(): InspectorStats;
   stop(): Promise<void>;
 }
@@ -296,6 +313,7 @@ export async function startInspectorServer(
   /** Actors that may be forgotten to make room: finished, or their app is gone; oldest first. */
   const evictable = new Set<string>();
   const events = new Queue<KeptEvent>();
+  const traces = new Queue<KeptEvent>();
   const pages = new Set<Page>();
   const pending = new Map<string, PendingCommand>();
   let nextApp = 1;
@@ -370,6 +388,9 @@ export async function startInspectorServer(
           `dropped the oldest events to stay under ${maxKeptBytes} bytes (${evictedEvents} so far)`,
         );
     }
+    // Then the oldest pipeline runs: like events, a record of the past.
+    while (keptBytes + bytes > maxKeptBytes && traces.length > 0)
+      keptBytes -= (traces.shift() as KeptEvent).bytes;
     const forgotten: string[] = [];
     while (keptBytes + bytes > maxKeptBytes && evictOneActor(keepId, forgotten));
     announceForgotten(forgotten);
@@ -424,7 +445,11 @@ export async function startInspectorServer(
       .values()
       .map((event) => event.json)
       .join(',');
-    return `{"type":"init","apps":[${appList}],"actors":[${actorList}],"events":[${eventList}],"catalogue":${PAGE_CATALOGUE_JSON}}`;
+    const traceList = traces
+      .values()
+      .map((trace) => trace.json)
+      .join(',');
+    return `{"type":"init","apps":[${appList}],"actors":[${actorList}],"events":[${eventList}],"traces":[${traceList}],"catalogue":${PAGE_CATALOGUE_JSON}}`;
   };
 
   const commandResult = (
@@ -478,6 +503,8 @@ export async function startInspectorServer(
         return onHello(app, message);
       case 'rolebox.command_result':
         return onCommandResult(app, message, drop);
+      case 'rolebox.trace':
+        return onTrace(app, message, drop);
       case '@xstate.actor':
       case '@xstate.snapshot':
       case '@xstate.event':
@@ -616,6 +643,26 @@ export async function startInspectorServer(
     keep(bytes);
     while (events.length > historyLimit) evictOldestEvent();
     broadcast(`{"type":"event","entry":${json}}`);
+  };
+
+  const onTrace = (app: App, message: Frame, drop: (why: string) => void) => {
+    const { runId, trace } = message;
+    if (typeof runId !== 'string' || runId === '' || runId.length > MAX_ID_LENGTH)
+      return drop(`rolebox.trace without a runId of 1 to ${MAX_ID_LENGTH} characters`);
+    const invalid = traceProblem(trace);
+    if (invalid) return drop(`rolebox.trace ${describeValue(runId)}: ${invalid}`);
+    const json = JSON.stringify({ at: clock.now(), app: app.id, runId, trace });
+    const bytes = Buffer.byteLength(json) + EVENT_OVERHEAD_BYTES;
+    if (bytes > MAX_TRACE_BYTES)
+      return drop(
+        `rolebox.trace ${describeValue(runId)}: ${bytes} bytes is more than ${MAX_TRACE_BYTES}`,
+      );
+    const full = makeRoom(bytes);
+    if (full) return drop(`rolebox.trace ${describeValue(runId)}: ${full}`);
+    traces.push({ json, bytes });
+    keep(bytes);
+    while (traces.length > TRACE_LIMIT) keptBytes -= (traces.shift() as KeptEvent).bytes;
+    broadcast(`{"type":"trace","entry":${json}}`);
   };
 
   const onAppClosed = (app: App) => {
@@ -821,6 +868,7 @@ export async function startInspectorServer(
     apps: () => [...apps.values()].map(publicApp),
     actors: () => [...actors.values()].map(inspectedActor),
     events: () => events.values().map((event) => JSON.parse(event.json) as InspectedEvent),
+    traces: () => traces.values().map((trace) => JSON.parse(trace.json) as InspectedTrace),
     stats: () => ({
       frames,
       dropped,
@@ -923,6 +971,35 @@ function sameHostOrigin(origin: string, request: IncomingMessage, host: string):
     request.headers.host !== undefined &&
     origin === `http://${request.headers.host}`
   );
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Why a `rolebox.trace` is not one the page can draw (a trace projection, version 1, of
+ * bounded size), or undefined.
+ */
+function traceProblem(trace: unknown): string | undefined {
+  if (!isRecord(trace)) return `the trace is ${describeValue(trace)}, not an object`;
+  if (trace.version !== 1) return `trace version ${describeValue(trace.version)}, not 1`;
+  const source = trace.source;
+  if (
+    !isRecord(source) ||
+    typeof source.sourceId !== 'string' ||
+    typeof source.sourceType !== 'string'
+  )
+    return 'a trace without a source { sourceId, sourceType }';
+  for (const key of ['signals', 'actions', 'results', 'edges'] as const) {
+    const list = trace[key];
+    if (!Array.isArray(list) || !list.every(isRecord))
+      return `a trace whose ${key} is not a list of objects`;
+  }
+  const nodes = (trace.signals as unknown[]).length + (trace.actions as unknown[]).length + 1;
+  if (nodes > MAX_TRACE_NODES) return `${nodes} nodes, more than ${MAX_TRACE_NODES}`;
+  if (!isRecord(trace.metadata) || typeof trace.metadata.status !== 'string')
+    return 'a trace without metadata { status }';
+  return undefined;
 }
 
 function shortId(key: string, value: unknown): Record<string, string> {

@@ -21,6 +21,11 @@ export interface WebSocketInspector {
    * dropped. Frames it could not deliver are counted in one warning.
    */
   stop(): Promise<void>;
+  /**
+   * Sends a finished pipeline run's trace (a `rolebox.trace` frame: `{ runId, trace }`) on
+   * the same socket, buffered like the actors' frames; the page draws it as a graph.
+   */
+  sendTrace(runId: string, trace: unknown): void;
 }
 
 const stringify = safeStableStringify.configure({ maximumDepth: 10 });
@@ -151,23 +156,25 @@ export function connectWebSocketInspector(
     );
   };
 
+  const sendFrame = (event: unknown) => {
+    if (stopped) return;
+    const frame = stringify(event) as string;
+    // Dropped whole (a cut frame is not JSON) and here, so the connection stays open.
+    if (
+      frame.length > MAX_INSPECTOR_FRAME_BYTES / 3 &&
+      new TextEncoder().encode(frame).length > MAX_INSPECTOR_FRAME_BYTES
+    )
+      return;
+    if (socket?.readyState === OPEN) socket.send(frame);
+    else {
+      buffer.push(frame);
+      if (buffer.length > CONNECTING_BUFFER_FRAMES) buffer.shift();
+    }
+  };
+
   const inspector = createInspector(
     {
-      send(event: unknown) {
-        if (stopped) return;
-        const frame = stringify(event) as string;
-        // Dropped whole (a cut frame is not JSON) and here, so the connection stays open.
-        if (
-          frame.length > MAX_INSPECTOR_FRAME_BYTES / 3 &&
-          new TextEncoder().encode(frame).length > MAX_INSPECTOR_FRAME_BYTES
-        )
-          return;
-        if (socket?.readyState === OPEN) socket.send(frame);
-        else {
-          buffer.push(frame);
-          if (buffer.length > CONNECTING_BUFFER_FRAMES) buffer.shift();
-        }
-      },
+      send: sendFrame,
       start: connect,
       stop() {},
     },
@@ -176,6 +183,9 @@ export function connectWebSocketInspector(
   inspector.start();
   return {
     observer: inspector.inspect as Observer<InspectionEvent>,
+    sendTrace(runId, trace) {
+      sendFrame({ type: 'rolebox.trace', runId, trace });
+    },
     async stop() {
       if (closing) return;
       closing = true;
