@@ -8,6 +8,7 @@ import { showChart } from './chart.js';
 import { connect } from './connection.js';
 import { renderContext } from './context.js';
 import { renderControls } from './controls.js';
+import { renderPipeline } from './pipeline.js';
 import { $, describeValue, onRender, state } from './state.js';
 import { renderTree } from './tree.js';
 
@@ -24,4 +25,5 @@ function renderSelected() {
 
 onRender(renderTree);
 onRender(renderSelected);
+onRender(renderPipeline);
 connect();

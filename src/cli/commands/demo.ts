@@ -13,6 +13,7 @@ import {
   startInspectorServerOnFreePort,
 } from '../inspector-option.js';
 import { type Output, untilInterrupted } from '../output.js';
+import { createDemoPipeline } from './demo-pipeline.js';
 
 /** Options of `rolebox demo`. */
 export interface DemoOptions {
@@ -163,6 +164,12 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
       }),
       limits: { interRoundDelayMs: 1000 },
       inspect: { url },
+      // Its runs are drawn in the inspector's "Pipeline runs".
+      pipeline: createDemoPipeline((text) =>
+        options.json
+          ? output.out(JSON.stringify({ type: 'event', event: 'pipeline', text }))
+          : output.err(`» ${text}`),
+      ),
     });
     const demo = rb;
     demo.on('*', (event) => {
