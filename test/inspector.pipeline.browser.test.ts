@@ -144,18 +144,26 @@ describe('pipeline runs drawn in the inspector page, on a running demo', () => {
     expect(actor).toMatch(/^loop:/);
     expect(await page.locator('#pipeline-link').textContent()).toBe(`events of ${actor}`);
     expect(await page.locator('#log-filter').inputValue()).toBe(actor);
-    const rows = await page
-      .locator('#log tbody tr')
-      .evaluateAll((list) =>
-        list.map((row) => ({
-          hidden: (row as unknown as PageElement).hidden,
-          text: row.textContent ?? '',
-        })),
-      );
+    const rows = await page.locator('#log tbody tr').evaluateAll((list) =>
+      list.map((row) => ({
+        hidden: (row as unknown as PageElement).hidden,
+        text: row.textContent ?? '',
+      })),
+    );
     const visible = rows.filter((row) => !row.hidden);
     expect(visible.length).toBeGreaterThan(0);
     expect(visible.length).toBeLessThan(rows.length);
     for (const row of visible) expect(row.text).toContain(actor);
+    // The chart shows the actor, and the graph stays in view above it.
+    await page.locator('#chart .state-node[data-state-key="awaiting_worker"]').waitFor();
+    await page.evaluate("new Promise((resolve) => requestAnimationFrame(resolve))");
+    const view = (await page.locator('#pipeline-view').boundingBox()) as Box;
+    const shownPanel = (await page.locator('#chart-panel').boundingBox()) as Box;
+    expect(view.x).toBeGreaterThanOrEqual(shownPanel.x);
+    expect(view.x + view.width).toBeLessThanOrEqual(shownPanel.x + shownPanel.width);
+    expect(view.y).toBeGreaterThanOrEqual(shownPanel.y);
+    expect(view.y + view.height).toBeLessThanOrEqual(shownPanel.y + shownPanel.height);
+    await page.screenshot({ path: join(OUTPUT, 'inspector-pipeline-linked.png') });
     // The action concerns the writer's session (its payload names it, not a loop).
     await page.locator('#pipeline-graph .pipeline-node[data-kind="signal"]').click();
     await page.locator('#pipeline-link', { hasText: 'events of loop:' }).waitFor();

@@ -17,7 +17,7 @@ const t = definePipelineTypes<{
  * a loop → `signal.release.section-drafted` → `action.release.announce`, whose side effect
  * is a line in the demo's activity log (`announce`).
  */
-export function createDemoPipeline(announce: (text: string) => void): Pipeline {
+export function createDemoPipeline(announce: (sessionId: string, text: string) => void): Pipeline {
   return createPipeline({
     policies: [
       definePolicy('release-progress', [
@@ -56,7 +56,7 @@ export function createDemoPipeline(announce: (text: string) => void): Pipeline {
         // Upstream: action.release.announce. Downstream: signal.action.applied.
         t.defineActionHandler(DEMO_ANNOUNCE, `${DEMO_ANNOUNCE}:log`, (action, ctx) => {
           const startedAt = ctx.now();
-          announce(`${action.payload.sessionId}: pipeline → ${action.payload.text}`);
+          announce(action.payload.sessionId, `pipeline → ${action.payload.text}`);
           return {
             actionId: action.actionId,
             attempt: { current: 1, startedAt, completedAt: ctx.now(), status: 'succeeded' },

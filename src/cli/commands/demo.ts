@@ -165,10 +165,10 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
       limits: { interRoundDelayMs: 1000 },
       inspect: { url },
       // Its runs are drawn in the inspector's "Pipeline runs".
-      pipeline: createDemoPipeline((text) =>
+      pipeline: createDemoPipeline((session, text) =>
         options.json
-          ? output.out(JSON.stringify({ type: 'event', event: 'pipeline', text }))
-          : output.err(`» ${text}`),
+          ? output.out(JSON.stringify({ type: 'event', event: 'pipeline', session, text }))
+          : output.err(`» ${session}: ${text}`),
       ),
     });
     const demo = rb;
