@@ -63,6 +63,12 @@ const MAX_NAME_LENGTH = 1024;
 const AWAITING_SNAPSHOT_LIMIT = 64;
 /** How far back a journal mark looks for its event (it follows that event's frame closely). */
 const JOURNAL_MARK_SEARCH = 500;
+/** Pipeline runs kept (the newest); each is also counted in `maxKeptBytes`. */
+export const TRACE_LIMIT = 200;
+/** The largest pipeline trace kept: a run is a handful of nodes, this is thousands. */
+export const MAX_TRACE_BYTES = 1024 * 1024;
+/** Most nodes (source, signals, actions) a trace may have: the page lays every one out. */
+const MAX_TRACE_NODES = 1_000;
 
 /** One app connection, as the inspector tells apps apart. */
 export interface InspectedApp {
@@ -120,6 +126,15 @@ export interface InspectedEvent {
    * `index` (0-based, as `rb.fork(sessionId, { atEvent })` counts): the page offers "fork here".
    */
   readonly fork?: { readonly sessionId: string; readonly index: number };
+}
+
+/** One pipeline run an app reported (a `rolebox.trace` frame), as the page draws it. */
+export interface InspectedTrace {
+  readonly at: number;
+  readonly app: number;
+  readonly runId: string;
+  /** The run's trace projection (`projectRun`), with its handler calls. */
+  readonly trace: unknown;
 }
 
 /** What the server counts (see {@link InspectorServer.stats}). */
@@ -249,6 +264,8 @@ export interface InspectorServer {
   actors(): InspectedActor[];
   /** The events in the log, oldest first. */
   events(): InspectedEvent[];
+  /** The pipeline runs kept (at most {@link TRACE_LIMIT}), oldest first. */
+  traces(): InspectedTrace[];
   stats(): InspectorStats;
   /** Adds a pseudo-app (a store browsed, a run replayed) whose actors the page shows read-only. */
   addSource(source: InspectorSource): SourceHandle;
@@ -306,6 +323,12 @@ interface KeptActor {
   readonly metaBytes: number;
   snapshot: string;
   snapshotBytes: number;
+}
+
+/** A pipeline run's trace as kept: its JSON for pages, and what it counts in `keptBytes`. */
+interface KeptTrace {
+  readonly json: string;
+  readonly bytes: number;
 }
 
 interface KeptEvent {
@@ -370,6 +393,7 @@ export async function startInspectorServer(
   /** Actors that may be forgotten to make room: finished, or their app is gone; oldest first. */
   const evictable = new Set<string>();
   const events = new Queue<KeptEvent>();
+  const traces = new Queue<KeptTrace>();
   const pages = new Set<Page>();
   const pending = new Map<string, PendingCommand>();
   let nextApp = 1;
@@ -457,6 +481,9 @@ export async function startInspectorServer(
           `dropped the oldest events to stay under ${maxKeptBytes} bytes (${evictedEvents} so far)`,
         );
     }
+    // Then the oldest pipeline runs: like events, a record of the past.
+    while (keptBytes + bytes > maxKeptBytes && traces.length > 0)
+      keptBytes -= (traces.shift() as KeptTrace).bytes;
     const forgotten: string[] = [];
     while (keptBytes + bytes > maxKeptBytes && evictOneActor(keepId, forgotten));
     announceForgotten(forgotten);
@@ -513,7 +540,11 @@ export async function startInspectorServer(
     const appList = [...apps.values()].map(appJson).join(',');
     const actorList = [...actors.values()].map(actorJson).join(',');
     const eventList = events.values().map(eventJson).join(',');
-    return `{"type":"init","apps":[${appList}],"actors":[${actorList}],"events":[${eventList}],"catalogue":${PAGE_CATALOGUE_JSON}}`;
+    const traceList = traces
+      .values()
+      .map((trace) => trace.json)
+      .join(',');
+    return `{"type":"init","apps":[${appList}],"actors":[${actorList}],"events":[${eventList}],"traces":[${traceList}],"catalogue":${PAGE_CATALOGUE_JSON}}`;
   };
 
   const commandResult = (
@@ -569,6 +600,8 @@ export async function startInspectorServer(
         return onCommandResult(app, message, drop);
       case 'rolebox.journal':
         return onJournalMark(app, message, drop);
+      case 'rolebox.trace':
+        return onTrace(app, message, drop);
       case '@xstate.actor':
       case '@xstate.snapshot':
       case '@xstate.event':
@@ -779,6 +812,26 @@ export async function startInspectorServer(
       awaitingSnapshot.set(id, waiting);
     }
     broadcast(`{"type":"event","entry":${json}}`);
+  };
+
+  const onTrace = (app: App, message: Frame, drop: (why: string) => void) => {
+    const { runId, trace } = message;
+    if (typeof runId !== 'string' || runId === '' || runId.length > MAX_ID_LENGTH)
+      return drop(`rolebox.trace without a runId of 1 to ${MAX_ID_LENGTH} characters`);
+    const invalid = traceProblem(trace);
+    if (invalid) return drop(`rolebox.trace ${describeValue(runId)}: ${invalid}`);
+    const json = JSON.stringify({ at: clock.now(), app: app.id, runId, trace });
+    const bytes = Buffer.byteLength(json) + EVENT_OVERHEAD_BYTES;
+    if (bytes > MAX_TRACE_BYTES)
+      return drop(
+        `rolebox.trace ${describeValue(runId)}: ${bytes} bytes is more than ${MAX_TRACE_BYTES}`,
+      );
+    const full = makeRoom(bytes);
+    if (full) return drop(`rolebox.trace ${describeValue(runId)}: ${full}`);
+    traces.push({ json, bytes });
+    keep(bytes);
+    while (traces.length > TRACE_LIMIT) keptBytes -= (traces.shift() as KeptTrace).bytes;
+    broadcast(`{"type":"trace","entry":${json}}`);
   };
 
   const onAppClosed = (app: App) => {
@@ -1031,6 +1084,7 @@ export async function startInspectorServer(
     apps: () => [...apps.values()].map(publicApp),
     actors: () => [...actors.values()].map(inspectedActor),
     events: () => events.values().map((event) => JSON.parse(eventJson(event)) as InspectedEvent),
+    traces: () => traces.values().map((trace) => JSON.parse(trace.json) as InspectedTrace),
     stats: () => ({
       frames,
       dropped,
@@ -1134,6 +1188,35 @@ function sameHostOrigin(origin: string, request: IncomingMessage, host: string):
     request.headers.host !== undefined &&
     origin === `http://${request.headers.host}`
   );
+}
+
+const isRecord = (value: unknown): value is Record<string, unknown> =>
+  typeof value === 'object' && value !== null && !Array.isArray(value);
+
+/**
+ * Why a `rolebox.trace` is not one the page can draw (a trace projection, version 1, of
+ * bounded size), or undefined.
+ */
+function traceProblem(trace: unknown): string | undefined {
+  if (!isRecord(trace)) return `the trace is ${describeValue(trace)}, not an object`;
+  if (trace.version !== 1) return `trace version ${describeValue(trace.version)}, not 1`;
+  const source = trace.source;
+  if (
+    !isRecord(source) ||
+    typeof source.sourceId !== 'string' ||
+    typeof source.sourceType !== 'string'
+  )
+    return 'a trace without a source { sourceId, sourceType }';
+  for (const key of ['signals', 'actions', 'results', 'edges'] as const) {
+    const list = trace[key];
+    if (!Array.isArray(list) || !list.every(isRecord))
+      return `a trace whose ${key} is not a list of objects`;
+  }
+  const nodes = (trace.signals as unknown[]).length + (trace.actions as unknown[]).length + 1;
+  if (nodes > MAX_TRACE_NODES) return `${nodes} nodes, more than ${MAX_TRACE_NODES}`;
+  if (!isRecord(trace.metadata) || typeof trace.metadata.status !== 'string')
+    return 'a trace without metadata { status }';
+  return undefined;
 }
 
 function shortId(key: string, value: unknown): Record<string, string> {

@@ -9,6 +9,7 @@ import { connect } from './connection.js';
 import { renderContext } from './context.js';
 import { renderControls } from './controls.js';
 import './replay.js';
+import { renderPipeline } from './pipeline.js';
 import { $, describeValue, onRender, state } from './state.js';
 import { renderTravel, viewedActor } from './time-travel.js';
 import { renderTree } from './tree.js';
@@ -28,4 +29,5 @@ function renderSelected() {
 onRender(renderTree);
 onRender(renderSelected);
 onRender(renderTravel);
+onRender(renderPipeline);
 connect();

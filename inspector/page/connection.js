@@ -1,6 +1,7 @@
 // The page's socket to the inspector server (/ui with the per-run token), reconnected
 // every second when lost, and what each server message changes in `state`.
 import { appendLogRow, renderLog, updateEntry } from './log.js';
+import { addTrace } from './pipeline.js';
 import { $, LOG_LIMIT, queueRender, state } from './state.js';
 
 // The server lets a page in only with its per-run token, given in the URL it printed.
@@ -58,6 +59,8 @@ function receive(message) {
       for (const actor of message.actors) actors.set(actor.id, actor);
       events.length = 0;
       events.push(...message.events);
+      state.traces.length = 0;
+      for (const entry of message.traces ?? []) addTrace(entry);
       queueRender();
       renderLog();
       break;
@@ -88,6 +91,9 @@ function receive(message) {
     case 'event_snapshot':
     case 'event_mark':
       updateEntry(message);
+      break;
+    case 'trace':
+      addTrace(message.entry);
       queueRender();
       break;
     case 'command_result': {

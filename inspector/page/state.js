@@ -16,6 +16,8 @@ export const state = {
   apps: new Map(),
   /** @type {any[]} the event log, oldest first */
   events: [],
+  /** @type {any[]} pipeline runs (`{ at, app, runId, trace }`), oldest first */
+  traces: [],
   /** @type {string | null} the server id of the selected actor */
   selected: null,
   /** @type {WebSocket | null} */

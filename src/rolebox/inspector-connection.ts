@@ -38,6 +38,11 @@ export interface WebSocketInspector {
    * it follows it and the server marks that very event.
    */
   markJournal(sessionId: string, index: number, actor: string, eventType: string): void;
+  /**
+   * Sends a finished pipeline run's trace (a `rolebox.trace` frame: `{ runId, trace }`) on
+   * the same socket, buffered like the actors' frames; the page draws it as a graph.
+   */
+  sendTrace(runId: string, trace: unknown): void;
 }
 
 const stringify = safeStableStringify.configure({ maximumDepth: 10 });
@@ -176,19 +181,21 @@ export function connectWebSocketInspector(
     }
   };
 
+  const sendFrame = (event: unknown) => {
+    if (stopped) return;
+    const frame = stringify(event) as string;
+    // Dropped whole (a cut frame is not JSON) and here, so the connection stays open.
+    if (
+      frame.length > MAX_INSPECTOR_FRAME_BYTES / 3 &&
+      new TextEncoder().encode(frame).length > MAX_INSPECTOR_FRAME_BYTES
+    )
+      return;
+    deliver(frame);
+  };
+
   const inspector = createInspector(
     {
-      send(event: unknown) {
-        if (stopped) return;
-        const frame = stringify(event) as string;
-        // Dropped whole (a cut frame is not JSON) and here, so the connection stays open.
-        if (
-          frame.length > MAX_INSPECTOR_FRAME_BYTES / 3 &&
-          new TextEncoder().encode(frame).length > MAX_INSPECTOR_FRAME_BYTES
-        )
-          return;
-        deliver(frame);
-      },
+      send: sendFrame,
       start: connect,
       stop() {},
     },
@@ -208,6 +215,9 @@ export function connectWebSocketInspector(
       void nextIdleTurn().then(() => {
         if (!stopped) deliver(frame);
       });
+    },
+    sendTrace(runId, trace) {
+      sendFrame({ type: 'rolebox.trace', runId, trace });
     },
     async stop() {
       if (closing) return;

@@ -24,6 +24,7 @@ import {
   withoutSharedSystemIds,
 } from '../persistence/restore.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
+import { projectRun } from '../pipeline/projection.js';
 import type { StoreOwner } from '../ports/snapshot-store.js';
 import { LoopEffectRunner } from '../runtime/loop-effect-runner.js';
 import { SessionDirectory } from '../runtime/session-directory.js';
@@ -320,7 +321,18 @@ export class Rolebox {
       },
       pipeline,
     );
+    // An inspected rolebox shows its pipeline's runs in the page, each as its trace.
+    const connection = this.#inspection?.connection;
+    const offRuns = connection
+      ? pipeline.on('run', (run) =>
+          connection.sendTrace(run.runId, {
+            ...projectRun(run),
+            handlerCalls: run.trace.handlerCalls,
+          }),
+        )
+      : undefined;
     this.#disconnectPipeline = () => {
+      offRuns?.();
       disconnectBridge();
       pipeline.attachSystem(undefined);
     };

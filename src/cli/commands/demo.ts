@@ -13,6 +13,7 @@ import {
   startInspectorServerOnFreePort,
 } from '../inspector-option.js';
 import { type Output, untilInterrupted } from '../output.js';
+import { createDemoPipeline } from './demo-pipeline.js';
 
 /** Options of `rolebox demo`. */
 export interface DemoOptions {
@@ -165,6 +166,12 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
       // Journaled so the page offers "fork here" on the sessions' events.
       journal: true,
       inspect: { url },
+      // Its runs are drawn in the inspector's "Pipeline runs".
+      pipeline: createDemoPipeline((session, text) =>
+        options.json
+          ? output.out(JSON.stringify({ type: 'event', event: 'pipeline', session, text }))
+          : output.err(`» ${session}: ${text}`),
+      ),
     });
     const demo = rb;
     demo.on('*', (event) => {
