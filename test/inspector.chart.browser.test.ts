@@ -40,7 +40,13 @@ function viewTransform(page: Page): Promise<string | null> {
 }
 
 async function select(page: Page, actor: string): Promise<void> {
-  await page.locator(`#tree [data-actor^="${actor}"]`).first().click();
+  const label = page.locator(`#tree [data-actor^="${actor}"]`).first();
+  // A finished actor (the function after `answer`) sits in its parent's "n finished" group.
+  await label.evaluate((element) => {
+    const group = element.closest('details');
+    if (group && !group.open) (group.querySelector('summary') as HTMLElement).click();
+  });
+  await label.click();
   await page.locator('#chart .state-node.active.atomic').first().waitFor();
   await expect.poll(() => activeInsidePanel(page)).toBe(true);
 }
