@@ -8,6 +8,7 @@ import { createRolebox } from '../src/index.js';
 import { launchChromium } from './support/chromium.js';
 import { type CliProcess, runCli, startCli } from './support/cli.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -245,6 +246,7 @@ describe('rolebox replay --inspect', () => {
       await page.locator('#chart .state-node.diverged-expected[data-state-key="complete"]').count(),
     ).toBe(1);
     await page.screenshot({ path: join(OUTPUT, 'inspector-replay.png') });
+    await publishScreenshot(join(OUTPUT, 'inspector-replay.png'), 'inspector-replay.png');
     // Stepping on hides the banner.
     await page.locator('#replay-step').click();
     await expect.poll(() => banner.isHidden()).toBe(true);

@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
+import { mkdir, mkdtemp, readFile, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -6,11 +6,11 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { launchChromium } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cli.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const OUTPUT = join(import.meta.dirname, '..', 'test-output');
-const DOCS = join(import.meta.dirname, '..', 'docs');
 
 /** Whether every active leaf's box lies inside the chart panel, as the browser draws them. */
 async function activeInsidePanel(page: Page): Promise<boolean> {
@@ -44,7 +44,7 @@ async function select(page: Page, actor: string): Promise<void> {
   // A finished actor (the function after `answer`) sits in its parent's "n finished" group.
   await label.evaluate((element) => {
     const group = element.closest('details');
-    if (group && !group.open) (group.querySelector('summary') as HTMLElement).click();
+    if (group && !group.open) group.querySelector('summary')?.click();
   });
   await label.click();
   await page.locator('#chart .state-node.active.atomic').first().waitFor();
@@ -146,9 +146,9 @@ describe('the inspector chart: follow, readable fit, zoom and pan', () => {
       expect(look.stroke).toBe('rgb(46, 204, 113)');
       await page.screenshot({ path: join(OUTPUT, `inspector-chart-function-${tag}.png`) });
       if (width === 1280) {
-        await copyFile(
+        await publishScreenshot(
           join(OUTPUT, `inspector-chart-function-${tag}.png`),
-          join(DOCS, 'inspector.png'),
+          'inspector.png',
         );
         // Export: a standalone SVG (styles inlined) and the CLI's Mermaid text.
         const [svgFile] = await Promise.all([

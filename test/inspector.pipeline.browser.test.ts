@@ -6,6 +6,7 @@ import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { launchChromium } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cli.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -135,6 +136,7 @@ describe('pipeline runs drawn in the inspector page, on a running demo', () => {
     }
     await mkdir(OUTPUT, { recursive: true });
     await page.screenshot({ path: join(OUTPUT, 'inspector-pipeline.png') });
+    await publishScreenshot(join(OUTPUT, 'inspector-pipeline.png'), 'inspector-pipeline.png');
 
     // A click on the source: the loop whose round fed it is selected, the log shows its events.
     await page.locator('#pipeline-graph .pipeline-node[data-kind="source"]').click();

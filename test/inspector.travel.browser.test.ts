@@ -1,4 +1,4 @@
-import { copyFile, mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
@@ -7,11 +7,11 @@ import WebSocket from 'ws';
 import { launchChromium } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cli.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const OUTPUT = join(import.meta.dirname, '..', 'test-output');
-const DOCS = join(import.meta.dirname, '..', 'docs');
 
 interface Entry {
   seq: number;
@@ -154,11 +154,7 @@ describe('time travel and fork in the inspector page, on a running demo', () => 
     collect(entry.snapshot?.context);
     for (const leaf of leaves) expect(pastContext).toContain(leaf);
     await page.screenshot({ path: join(OUTPUT, 'inspector-time-travel.png') });
-    await mkdir(DOCS, { recursive: true });
-    await copyFile(
-      join(OUTPUT, 'inspector-time-travel.png'),
-      join(DOCS, 'inspector-time-travel.png'),
-    );
+    await publishScreenshot(join(OUTPUT, 'inspector-time-travel.png'), 'inspector-time-travel.png');
 
     await page.locator('#travel-live').click();
     await page
