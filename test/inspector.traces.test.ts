@@ -1,5 +1,5 @@
 import { afterEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
+import type WebSocket from 'ws';
 import { createAutoApprovalPolicy } from '../examples/auto-approval.js';
 import {
   type InspectorServer,
@@ -10,36 +10,7 @@ import {
 } from '../inspector/server.js';
 import { createRolebox, defineFunction } from '../src/index.js';
 import { createPipeline, projectRun } from '../src/pipeline/index.js';
-
-type Message = Record<string, unknown>;
-
-/** A WebSocket client with every message it received, and a way to wait for one. */
-async function openSocket(url: string) {
-  const socket = new WebSocket(url);
-  const messages: Message[] = [];
-  const waiters: { predicate: (message: Message) => boolean; resolve: (m: Message) => void }[] = [];
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as Message;
-    messages.push(message);
-    for (const waiter of [...waiters])
-      if (waiter.predicate(message)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(message);
-      }
-  });
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-  return {
-    socket,
-    messages,
-    send: (frame: unknown) =>
-      socket.send(typeof frame === 'string' ? frame : JSON.stringify(frame)),
-    next(predicate: (message: Message) => boolean): Promise<Message> {
-      const seen = messages.find(predicate);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve) => waiters.push({ predicate, resolve }));
-    },
-  };
-}
+import { type Message, openSocket } from './support/inspector-clients.js';
 
 /** A small, well-formed trace projection: source → signal → action → result. */
 function traceOf(runId: string, extra: Record<string, unknown> = {}) {

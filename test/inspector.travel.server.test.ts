@@ -1,5 +1,4 @@
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
-import WebSocket from 'ws';
 import {
   type InspectorServer,
   type InspectorServerOptions,
@@ -8,35 +7,7 @@ import {
 import { createRolebox, defineFunction, type Rolebox } from '../src/index.js';
 import { sessionJournal, sessionSnapshotIn } from '../src/persistence/journal.js';
 import { SimulatedClock } from '../src/testing/simulated-clock.js';
-
-type Message = Record<string, unknown>;
-
-/** A WebSocket client with every message it received, and a way to wait for one. */
-async function openSocket(url: string) {
-  const socket = new WebSocket(url);
-  const messages: Message[] = [];
-  const waiters: { predicate: (message: Message) => boolean; resolve: (m: Message) => void }[] = [];
-  socket.on('message', (data) => {
-    const message = JSON.parse(String(data)) as Message;
-    messages.push(message);
-    for (const waiter of [...waiters])
-      if (waiter.predicate(message)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(message);
-      }
-  });
-  await new Promise((resolve, reject) => socket.once('open', resolve).once('error', reject));
-  return {
-    socket,
-    messages,
-    send: (frame: unknown) => socket.send(JSON.stringify(frame)),
-    next(predicate: (message: Message) => boolean): Promise<Message> {
-      const seen = messages.find(predicate);
-      if (seen) return Promise.resolve(seen);
-      return new Promise((resolve) => waiters.push({ predicate, resolve }));
-    },
-  };
-}
+import { type Message, openSocket } from './support/inspector-clients.js';
 
 type Client = Awaited<ReturnType<typeof openSocket>>;
 
