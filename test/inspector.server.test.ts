@@ -13,7 +13,7 @@ import {
 } from '../inspector/server.js';
 import { createRolebox, defineFunction, isRoleboxError, type Rolebox } from '../src/index.js';
 import { SimulatedClock } from '../src/testing/simulated-clock.js';
-import { type Message, openApp, openPage, openSocket } from './support/inspector-clients.js';
+import { openApp, openPage } from './support/inspector-clients.js';
 
 type Page = Awaited<ReturnType<typeof openPage>>;
 const actorNamed = (name: string) => (message: Record<string, unknown>) =>
