@@ -74,6 +74,34 @@ describe('the loop effect runner', () => {
     expect(answers).toHaveLength(1);
   });
 
+  it('a deadline whose timer fires early (Node rounds) is answered at its due time, one firing late at the later time', () => {
+    const clock = new SimulatedClock(0);
+    const answers: LoopAnswer[] = [];
+    let skew = -1;
+    const effects = new LoopEffectRunner({
+      dispatcher: undefined,
+      clock: {
+        now: () => clock.now(),
+        setTimeout: (callback, delayMs) => clock.setTimeout(callback, delayMs + skew),
+        clearTimeout: (handle) => clock.clearTimeout(handle),
+      },
+      answer: (_sessionId, _loopId, answer) => answers.push(answer),
+    });
+    effects.need('S', 'L', [{ kind: 'arm_deadline', deadline: 'inter_round_delay', at: 1_000 }]);
+    clock.advance(999);
+    expect(answers).toEqual([
+      { type: 'loop.deadline_reached', deadline: 'inter_round_delay', at: 1_000 },
+    ]);
+    skew = 25;
+    effects.need('S', 'L', [{ kind: 'arm_deadline', deadline: 'round_timeout', at: 2_000 }]);
+    clock.advance(1_100);
+    expect(answers.at(-1)).toEqual({
+      type: 'loop.deadline_reached',
+      deadline: 'round_timeout',
+      at: 2_025,
+    });
+  });
+
   it('a dispatcher that throws, even before it is async, is answered as a failure', async () => {
     const throwing = new ScriptedDispatcher();
     throwing.dispatchRound = () => {

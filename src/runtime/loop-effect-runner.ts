@@ -190,10 +190,15 @@ export class LoopEffectRunner {
         const handle = clock.setTimeout(
           () => {
             loop.deadlines.delete(deadline);
+            // The timer firing is the clock saying the deadline has come. Node's setTimeout
+            // may fire while Date.now() is still a millisecond short of it: answered with
+            // that time, the loop's guard (`at >= deadline`, kept strict against stale
+            // answers) would refuse it and nothing would ever arm it again. A late timer
+            // answers with the later time.
             this.#answer(loopId, loop, {
               type: 'loop.deadline_reached',
               deadline,
-              at: clock.now(),
+              at: Math.max(clock.now(), at),
             });
           },
           Math.max(0, at - clock.now()),
