@@ -13,14 +13,31 @@ export interface LoopEffectRunnerDeps {
   answer(sessionId: string, loopId: string, answer: LoopAnswer): void;
 }
 
+/** A task watch: its task, whether its first report (the status check) is in, how to stop it. */
+interface TaskWatch {
+  readonly taskId: string;
+  /** Settles once the watch has made its first report, or was stopped. */
+  readonly checked: Promise<void>;
+  stop(): void;
+}
+
+/** An armed deadline: its due time, its timer, and when it fired or was disarmed. */
+interface ArmedDeadline {
+  readonly at: number;
+  readonly handle: TimerHandle;
+  /** Settles once the deadline has been answered, or disarmed. */
+  readonly over: Promise<void>;
+  end(): void;
+}
+
 /** What one loop has running out there: the task it watches, the deadlines it waits for. */
 interface LoopWatches {
   /** The session the loop runs in (answers go there). */
   sessionId: string;
-  watch?: { readonly taskId: string; stop(): void };
-  readonly deadlines: Map<LoopDeadline, { readonly at: number; readonly handle: TimerHandle }>;
+  watch?: TaskWatch;
+  readonly deadlines: Map<LoopDeadline, ArmedDeadline>;
   /** One-shot effects in flight (by their identity), so that asking twice performs once. */
-  readonly inFlight: Set<string>;
+  readonly inFlight: Map<string, Promise<void>>;
 }
 
 const NO_DISPATCHER = 'this rolebox has no dispatcher; pass createRolebox({ dispatcher })';
@@ -54,7 +71,7 @@ export class LoopEffectRunner {
     const loop: LoopWatches = this.#loops.get(loopId) ?? {
       sessionId,
       deadlines: new Map(),
-      inFlight: new Set(),
+      inFlight: new Map(),
     };
     loop.sessionId = sessionId;
     this.#loops.set(loopId, loop);
@@ -82,6 +99,23 @@ export class LoopEffectRunner {
     this.#loops.delete(loopId);
   }
 
+  /**
+   * Settles once loop `loopId` has had the answers its current needs give without waiting
+   * on the world: each watched task's status check, each one-shot effect in flight, each
+   * deadline due by `dueBy`. At once for a loop with nothing running here. What a session
+   * activated for a wake-up must have handled before it may be passivated again (DESIGN §7):
+   * the answers move the loop on; a wake-up for nothing (a task still running) moves nothing,
+   * and this settles all the same.
+   */
+  answered(loopId: string, dueBy: number): Promise<void> {
+    const loop = this.#loops.get(loopId);
+    if (!loop) return Promise.resolve();
+    const waits = [...loop.inFlight.values()];
+    if (loop.watch) waits.push(loop.watch.checked);
+    for (const armed of loop.deadlines.values()) if (armed.at <= dueBy) waits.push(armed.over);
+    return Promise.all(waits.map((wait) => wait.catch(() => {}))).then(() => {});
+  }
+
   /** Stops every watch and timer; answers still in flight are dropped. */
   stop(): void {
     for (const loopId of [...this.#loops.keys()]) this.drop(loopId);
@@ -101,10 +135,10 @@ export class LoopEffectRunner {
   /** Runs a one-shot effect unless the same one is in flight, and answers with its result. */
   #once(loopId: string, loop: LoopWatches, id: string, run: () => Promise<LoopAnswer>): void {
     if (loop.inFlight.has(id)) return;
-    loop.inFlight.add(id);
-    run()
+    const done = run()
       .then((event) => this.#answer(loopId, loop, event))
       .finally(() => loop.inFlight.delete(id));
+    loop.inFlight.set(id, done);
   }
 
   #perform(loopId: string, loop: LoopWatches, effect: LoopEffect): void {
@@ -187,9 +221,12 @@ export class LoopEffectRunner {
         if (armed?.at === effect.at) return;
         if (armed) this.#disarm(loop, effect.deadline);
         const { deadline, at } = effect;
+        let end = () => {};
+        const over = new Promise<void>((resolve) => (end = resolve));
         const handle = clock.setTimeout(
           () => {
             loop.deadlines.delete(deadline);
+            end();
             // The timer firing is the clock saying the deadline has come. Node's setTimeout
             // may fire while Date.now() is still a millisecond short of it: answered with
             // that time, the loop's guard (`at >= deadline`, kept strict against stale
@@ -203,7 +240,7 @@ export class LoopEffectRunner {
           },
           Math.max(0, at - clock.now()),
         );
-        loop.deadlines.set(deadline, { at, handle });
+        loop.deadlines.set(deadline, { at, handle, over, end });
         return;
       }
     }
@@ -214,16 +251,15 @@ export class LoopEffectRunner {
    * loop ignores the second report). Asking is also what reconciles a restored loop. A
    * dispatcher that throws reports the task `unknown`, so the loop ends as interrupted.
    */
-  #watch(
-    taskId: string,
-    dispatcher: Dispatcher,
-    answer: (event: LoopAnswer) => void,
-  ): { readonly taskId: string; stop(): void } {
+  #watch(taskId: string, dispatcher: Dispatcher, answer: (event: LoopAnswer) => void): TaskWatch {
     const { clock } = this.#deps;
     let active = true;
+    let checked = () => {};
+    const firstReport = new Promise<void>((resolve) => (checked = resolve));
     const report = (status: TaskStatus) => {
       if (active && status !== 'pending' && status !== 'running')
         answer({ type: 'loop.worker_terminated', taskId, status, at: clock.now() });
+      checked();
     };
     let unsubscribe = () => {};
     try {
@@ -234,16 +270,21 @@ export class LoopEffectRunner {
     }
     return {
       taskId,
+      checked: firstReport,
       stop: () => {
         active = false;
         unsubscribe();
+        checked();
       },
     };
   }
 
   #disarm(loop: LoopWatches, name: LoopDeadline): void {
     const armed = loop.deadlines.get(name);
-    if (armed) this.#deps.clock.clearTimeout(armed.handle);
+    if (armed) {
+      this.#deps.clock.clearTimeout(armed.handle);
+      armed.end();
+    }
     loop.deadlines.delete(name);
   }
 }

@@ -27,6 +27,13 @@ export interface SessionRuntimeSettings {
   readonly round: RoundSettings;
 }
 
+/**
+ * How long a session activated with work to handle is kept live at most while the answers
+ * its activation asked for are out (a dispatcher whose status check never answers must not
+ * pin it for good).
+ */
+export const ACTIVATION_HOLD_LIMIT_MS = 30_000;
+
 /** What made a passivated session live: an open, a command to it, or its wake-up (deadline, worker). */
 export type ActivationTrigger = 'open' | 'command' | 'wake_up';
 
@@ -79,12 +86,19 @@ export class SessionRuntime {
     string,
     { readonly usedAt: number; readonly done: Promise<boolean> }
   >();
+  /**
+   * Sessions just activated whose loop has not yet had the answers its activation asked for
+   * (the status of the task it waits for, a deadline that has come), with when they were
+   * activated: they are not passivated before, or the wake-up that activated one would be
+   * undone and fire again at once, forever (LRU eviction and the idle sweep chasing it).
+   */
+  readonly #held = new Map<string, { readonly since: number }>();
 
   constructor(host: SessionRuntimeHost, settings: SessionRuntimeSettings) {
     this.#host = host;
     this.#settings = settings;
-    this.#wakeUps = new WakeUpScheduler(host.clock, host.dispatcher, (sessionId) =>
-      this.#wakeUp(sessionId),
+    this.#wakeUps = new WakeUpScheduler(host.clock, host.dispatcher, (sessionId, dueBy) =>
+      this.#wakeUp(sessionId, dueBy),
     );
   }
 
@@ -115,6 +129,15 @@ export class SessionRuntime {
    * store that cannot answer at once (activate it with `openSession` first).
    */
   activateNow(sessionId: string, trigger: Exclude<ActivationTrigger, 'open'> = 'command'): boolean {
+    return this.#activate(sessionId, trigger, this.#now());
+  }
+
+  /** {@link activateNow}, for a wake-up whose time `dueBy` has come (or a command: now). */
+  #activate(
+    sessionId: string,
+    trigger: Exclude<ActivationTrigger, 'open'>,
+    dueBy: number,
+  ): boolean {
     const { store } = this.#host;
     if (!store || this.#stopped) return false;
     const immediate = store.immediate;
@@ -129,7 +152,7 @@ export class SessionRuntime {
     const stored = immediate.claimAndLoad(sessionId, owner, leaseMs, this.#now());
     if (stored === undefined) return false;
     const lease = this.#leaseOrThrow(sessionId, stored.claim);
-    this.#bringIn(sessionId, stored.data, lease, trigger);
+    this.#bringIn(sessionId, stored.data, lease, trigger, dueBy);
     return true;
   }
 
@@ -163,7 +186,7 @@ export class SessionRuntime {
 
   /** Restores a stored session claimed with `lease` (async activation, e.g. openSession). */
   bringIn(sessionId: string, stored: string, lease: SessionLease | undefined): void {
-    this.#bringIn(sessionId, stored, lease, 'open');
+    this.#bringIn(sessionId, stored, lease, 'open', this.#now());
   }
 
   /** Registers a session just opened in this process (fresh, with its lease). */
@@ -180,6 +203,7 @@ export class SessionRuntime {
   closed(sessionId: string): void {
     const entry = this.#host.access.directory.get(sessionId);
     this.#host.access.directory.remove(sessionId);
+    this.#held.delete(sessionId);
     this.#wakeUps.cancel(sessionId);
     if (entry?.lease) void this.#host.store?.release([entry.lease]).catch(() => {});
   }
@@ -324,6 +348,7 @@ export class SessionRuntime {
     stored: string,
     lease: SessionLease | undefined,
     trigger: ActivationTrigger,
+    dueBy: number,
   ): void {
     const { access } = this.#host;
     try {
@@ -335,14 +360,40 @@ export class SessionRuntime {
     access.directory.add(sessionId, { lastUsedAt: this.#now(), ...(lease ? { lease } : {}) });
     this.#wakeUps.cancel(sessionId);
     this.reconcileLoop(sessionId);
+    this.#holdUntilAnswered(sessionId, dueBy);
     this.#host.emit({ type: 'session_activated', sessionId, trigger });
     this.#enforceLimit(sessionId);
   }
 
-  #wakeUp(sessionId: string): void {
+  /**
+   * Keeps a session just activated live until its loop has had the answers its activation
+   * asked for (a task's status, the deadlines due by `dueBy`), and at most
+   * {@link ACTIVATION_HOLD_LIMIT_MS}. A wake-up for nothing (its task still running, a
+   * deadline moved) is answered by nothing: the hold ends all the same.
+   */
+  #holdUntilAnswered(sessionId: string, dueBy: number): void {
+    const loop = this.#host.access.liveLoopOf(sessionId);
+    if (!loop) return;
+    const hold = { since: this.#now() };
+    this.#held.set(sessionId, hold);
+    void this.#host.runner.answered(loop.loopId, dueBy).then(() => {
+      if (this.#held.get(sessionId) === hold) this.#held.delete(sessionId);
+    });
+  }
+
+  /** Whether a session just activated still waits for the answers its activation asked for. */
+  #isHeld(sessionId: string): boolean {
+    const hold = this.#held.get(sessionId);
+    if (!hold) return false;
+    if (this.#now() - hold.since < ACTIVATION_HOLD_LIMIT_MS) return true;
+    this.#held.delete(sessionId);
+    return false;
+  }
+
+  #wakeUp(sessionId: string, dueBy: number): void {
     if (this.#stopped || this.#host.access.isLive(sessionId)) return;
     try {
-      this.activateNow(sessionId, 'wake_up');
+      this.#activate(sessionId, 'wake_up', dueBy);
     } catch (error) {
       // Owned by another live process: it does the work. Should it die, its claim runs out
       // at `expiresAt` (or sooner, once its pid is gone): look again then.
@@ -362,10 +413,15 @@ export class SessionRuntime {
     if (loop) runner.drop(loop.loopId);
     access.dispatch({ type: 'system.passivate_session', sessionId });
     access.directory.remove(sessionId);
+    this.#held.delete(sessionId);
   }
 
-  /** Only a session waiting on the world (a worker, a deadline, a human) may be passivated. */
+  /**
+   * Only a session waiting on the world (a worker, a deadline, a human) may be passivated,
+   * and not one just activated before it has handled what it was activated for.
+   */
   #mayPassivate(sessionId: string): boolean {
+    if (this.#isHeld(sessionId)) return false;
     const session = this.#host.access.sessionActor(sessionId)?.getSnapshot();
     if (!session || session.context.idle !== null) return false;
     const loop = this.#host.access.liveLoopOf(sessionId);

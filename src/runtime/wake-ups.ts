@@ -10,11 +10,19 @@ import type { WakeUp } from '../ports/snapshot-store.js';
 export class WakeUpScheduler {
   readonly #clock: Clock;
   readonly #dispatcher: Dispatcher | undefined;
-  readonly #wake: (sessionId: string) => void;
+  readonly #wake: (sessionId: string, dueBy: number) => void;
   readonly #pending = new Map<string, { timer?: TimerHandle; unwatch?: () => void }>();
 
-  /** @param wake activates the session (errors are the caller's to report). */
-  constructor(clock: Clock, dispatcher: Dispatcher | undefined, wake: (sessionId: string) => void) {
+  /**
+   * @param wake activates the session (errors are the caller's to report); `dueBy` is the
+   *   time that has come: the wake-up's own time when its timer fired (even a millisecond
+   *   early, as Node's may), the clock's when its task ended.
+   */
+  constructor(
+    clock: Clock,
+    dispatcher: Dispatcher | undefined,
+    wake: (sessionId: string, dueBy: number) => void,
+  ) {
     this.#clock = clock;
     this.#dispatcher = dispatcher;
     this.#wake = wake;
@@ -26,22 +34,23 @@ export class WakeUpScheduler {
     if (wakeUp.at === undefined && wakeUp.taskId === undefined) return;
     const entry: { timer?: TimerHandle; unwatch?: () => void } = {};
     this.#pending.set(wakeUp.sessionId, entry);
-    const wake = () => {
+    const wake = (dueBy: number) => {
       if (this.#pending.get(wakeUp.sessionId) !== entry) return;
       this.cancel(wakeUp.sessionId);
-      this.#wake(wakeUp.sessionId);
+      this.#wake(wakeUp.sessionId, Math.max(dueBy, this.#clock.now()));
     };
-    if (wakeUp.at !== undefined)
-      entry.timer = this.#clock.setTimeout(wake, Math.max(0, wakeUp.at - this.#clock.now()));
+    const { at } = wakeUp;
+    if (at !== undefined)
+      entry.timer = this.#clock.setTimeout(() => wake(at), Math.max(0, at - this.#clock.now()));
     if (wakeUp.taskId !== undefined && this.#dispatcher) {
       const ended = (status: TaskStatus) => {
-        if (status !== 'pending' && status !== 'running') wake();
+        if (status !== 'pending' && status !== 'running') wake(this.#clock.now());
       };
       try {
         entry.unwatch = this.#dispatcher.onTerminated(wakeUp.taskId, ended);
-        this.#dispatcher.getTaskStatus(wakeUp.taskId).then(ended, () => wake());
+        this.#dispatcher.getTaskStatus(wakeUp.taskId).then(ended, () => wake(this.#clock.now()));
       } catch {
-        queueMicrotask(wake);
+        queueMicrotask(() => wake(this.#clock.now()));
       }
     }
   }
