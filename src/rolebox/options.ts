@@ -90,7 +90,12 @@ export interface RoleboxOptions {
    * `Infinity` keeps sessions live.
    */
   readonly idleMs?: number;
-  /** With a store: above this many live sessions, the least recently used are passivated (default 10 000). */
+  /**
+   * With a store: above this many live sessions, the least recently used are passivated
+   * (default 10 000). A session just activated is not passivated before its loop has had
+   * what it was activated for (its worker's status, a deadline that has come; at most
+   * 30 s), so the count may exceed this briefly rather than undo work.
+   */
   readonly maxLiveSessions?: number;
   /** Shard actors under the root; sessions are spread over them by a hash of their id (default 256, `DEFAULT_SHARDS`). */
   readonly shards?: number;
