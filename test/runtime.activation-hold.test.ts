@@ -129,13 +129,15 @@ describe('a session activated for a wake-up is held live until it has handled it
   });
 
   it('a wake-up for nothing (its task still running) does not pin the session: it goes at the next sweep', async () => {
-    const { rb, dispatcher, counts, advance } = await boot();
+    const { rb, dispatcher, lifecycle, counts, advance } = await boot();
     const a = await rb.openSession({ id: 'A' });
     a.startLoop('|loop:2| a');
     await settle();
     // The wake-up's status check fails: the session is woken, and its task is still running.
     dispatcher.failNext = true;
     await advance(IDLE_MS + 100);
+    // In the order it happened, though the wake-up came before the claim was released.
+    expect(lifecycle('A')).toEqual(['passivated (idle)', 'activated (wake_up)']);
     expect({ live: rb.sessions(), ...counts('A') }).toEqual({
       live: ['A'],
       wokenUp: 1,

@@ -307,8 +307,10 @@ export class SessionRuntime {
     const wakeUp = this.wakeUpOf(sessionId);
     this.#stopActors(sessionId);
     this.#wakeUps.schedule(wakeUp);
-    if (entry.lease) await this.#host.store?.release([entry.lease]);
+    // Said before the claim is released: its wake-up may activate it again meanwhile, and
+    // host events must not say "passivated" after "activated" of a session that is live.
     this.#host.emit({ type: 'session_passivated', sessionId, reason });
+    if (entry.lease) await this.#host.store?.release([entry.lease]);
     return true;
   }
 
