@@ -121,8 +121,9 @@ export function shellWorker(options: ShellCommandWorkerOptions): ShellWorker {
     try {
       end = await ctx.run('run the round command', () => runRound(roundKey, round));
     } catch (error) {
-      // Cancelled while the command runs: its process group goes with the invocation.
-      if (error instanceof restate.CancelledError) await stop(roundKey);
+      // Cancelled while the command runs: its process group goes with the invocation. The
+      // invocation ends cancelled whatever the kill met (a retry would run nothing more).
+      if (error instanceof restate.CancelledError) await stop(roundKey).catch(() => {});
       throw error;
     }
     // Killed from outside (the endpoint stopped): the round is lost, not failed.
