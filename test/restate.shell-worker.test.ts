@@ -307,4 +307,52 @@ describe.skipIf(unavailable !== undefined)('rolebox restate serve with a shell w
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
+  it(
+    'dev: SIGTERM kills the rounds it runs, and the server with it',
+    async () => {
+      const dir = scratch('rolebox-restate-dev-stop-');
+      const tasksDir = join(dir, 'tasks');
+      const marker = `rolebox-dev-hang-${randomUUID()}`;
+      const dev = startCli(
+        [
+          'restate',
+          'dev',
+          '--base-dir',
+          join(dir, 'restate'),
+          '--tasks',
+          tasksDir,
+          '--worker',
+          hangingCommand(marker),
+          '--delay',
+          '0',
+        ],
+        { cwd: dir },
+      );
+      try {
+        const ingressUrl = (await dev.line(/^ingress: /)).replace(/^ingress: /, '').trim();
+        const client = createRestateRolebox({ ingressUrl });
+        const session = await client.openSession({ id: 'dev-stop' });
+        expect((await session.startLoop('|loop:2| hang')).ok).toBe(true);
+        await untilRunning(tasksDir, marker);
+        dev.process.kill('SIGTERM');
+        expect(await dev.exited).toBe(0);
+        expect(markedProcesses(marker)).toEqual([]);
+        expect(liveTaskProcesses(tasksDir)).toEqual([]);
+        await expect(
+          fetch(`${ingressUrl}/rolebox-session/dev-stop/view`, { method: 'POST' }),
+        ).rejects.toThrow();
+      } finally {
+        await killTracked();
+        const pidFile = join(dir, 'restate', 'restate-server.pid');
+        if (existsSync(pidFile))
+          try {
+            process.kill(Number(readFileSync(pidFile, 'utf8').trim()), 'SIGKILL');
+          } catch {
+            // Stopped with its dev, as it should be.
+          }
+        killTaskGroups(tasksDir);
+      }
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
 });
