@@ -1,7 +1,7 @@
 // Deadlines on Restate (DESIGN §8): a session's inter-round delay and round timeout are
 // delayed calls to its own object, fired by Restate's timer, so they fire whatever became
 // of the process that armed them. The waits here are for a real server on its own clock.
-import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import {
   queryServer,
@@ -15,6 +15,8 @@ const unavailable = restateUnavailable();
 if (unavailable) console.log(`skipping the Restate deadline tests: ${unavailable}`);
 const DELAY_MS = 600;
 const TIMEOUT_MS = 800;
+/** How far the endpoint's clock is set back while a deadline is on its way. */
+const CLOCK_STEP_BACK_MS = 5_000;
 
 describe.skipIf(unavailable !== undefined)('rolebox on Restate: deadlines', () => {
   let rig: RestateRig;
@@ -95,6 +97,49 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: deadlines', () =
         );
         return rows.length === 0;
       }, 'no worker invocation left running');
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+  it(
+    "a deadline that fires early by the endpoint's clock is reached at its own time, not refused and armed again",
+    async () => {
+      // Round 2 hangs: it is stopped once it has started, the clock set right again.
+      rig.answerWith((round) => (round.round === 2 ? 'hang' : `round ${round.round} done`));
+      const session = await rig.client.openSession({ id: 'early-1' });
+      expect((await session.startLoop('|loop:2| count')).ok).toBe(true);
+      await rig.waitForEvent(
+        'early-1',
+        (event) => event.type === 'note' && event.text.includes('round 1/2 completed'),
+      );
+      // The inter-round delay is armed. The endpoint's clock now steps back (NTP, a VM
+      // resumed): when Restate's timer fires, this process reads a time before the deadline.
+      const since = performance.now();
+      const realNow = Date.now.bind(Date);
+      const stepBack = vi
+        .spyOn(Date, 'now')
+        .mockImplementation(() => realNow() - CLOCK_STEP_BACK_MS);
+      let took: number;
+      try {
+        await untilServer(
+          async () =>
+            rig.rounds.some((round) => round.originSessionId === 'early-1' && round.round === 2),
+          'round 2 of early-1 sent to the worker',
+        );
+        took = performance.now() - since;
+      } finally {
+        stepBack.mockRestore();
+      }
+      // Round 2 ran when the delay was over: not a step back's length later (re-armed).
+      expect(took, `${Math.round(took)} ms from round 1's end to round 2`).toBeLessThan(
+        DELAY_MS + CLOCK_STEP_BACK_MS / 2,
+      );
+      const { loop } = await session.view();
+      const [first, second] = loop?.rounds ?? [];
+      expect(second?.round).toBe(2);
+      // On the session's clock too: round 2 started once the delay was over, not before.
+      expect((second?.startedAt ?? 0) - (first?.completedAt ?? 0)).toBeGreaterThanOrEqual(DELAY_MS);
+      // Round 2 hangs until its timeout ends the loop.
+      await rig.waitForEvent('early-1', (event) => event.type === 'loop_finished');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -23,7 +23,7 @@ export interface ServeRoleboxOptions extends SessionObjectOptions {
   /**
    * Where the endpoint's log goes (default: warnings and errors to stderr, less noisy than
    * the SDK's own, which logs every invocation). Refusals of bad input are not logged: the
-   * caller is answered with them.
+   * caller is answered with them; nor are cancelled invocations.
    */
   readonly logger?: restate.LoggerTransport;
 }
@@ -88,9 +88,11 @@ const LOGGED_LEVELS = new Set(['warn', 'error']);
 /** Warnings and errors to stderr, but not the refusals of bad input (answered to the caller). */
 const quietLogger: restate.LoggerTransport = (params, message, ...rest) => {
   if (!LOGGED_LEVELS.has(params.level) || params.replaying) return;
+  // A cancelled invocation ends with CancelledError on purpose (the session was told).
   const refusal = [message, ...rest].some(
     (part) =>
-      part instanceof restate.TerminalError && part.metadata?.[ERROR_CODE_METADATA] !== undefined,
+      part instanceof restate.CancelledError ||
+      (part instanceof restate.TerminalError && part.metadata?.[ERROR_CODE_METADATA] !== undefined),
   );
   if (refusal) return;
   const where = params.context

@@ -16,7 +16,8 @@ import {
 } from './session-step.js';
 import type { TaskEntry } from './step-dispatcher.js';
 import { StepInspection } from './step-inspection.js';
-import { ERROR_CODE_METADATA, type WireHostEvent } from './wire.js';
+import { asTerminal, terminalError } from './terminal-error.js';
+import type { WireHostEvent } from './wire.js';
 import type { RoundRequest, WorkerReport } from './worker.js';
 
 /** The default name of the session virtual object. */
@@ -105,6 +106,8 @@ const STATE = {
   at: 'at',
   /** The deadline a delayed `deadline` call is on its way for. */
   deadlineAt: 'deadlineAt',
+  /** That call's invocation id: cancelled when the deadline is no longer the one wanted. */
+  deadlineInvocation: 'deadlineInvocation',
   /** The sequence number of the last event batch sent to the sink. */
   seq: 'seq',
 } as const;
@@ -169,13 +172,17 @@ export function sessionObjectWith(
   checkTarget('eventSink', eventSink);
   const engine = new SessionStepEngine(stepOptions, workers !== undefined);
 
-  /** Runs a step that may change the session, and stores what it did. */
+  /**
+   * Runs a step that may change the session, and stores what it did. `notBefore`: the
+   * step's time is at least this (a deadline's due time).
+   */
   const step = async <T>(
     ctx: restate.ObjectContext,
     input: Omit<StepInput<T>, 'sessionId' | 'state' | 'now' | 'ids'>,
+    notBefore = 0,
   ): Promise<StepAnswer<T | null>> => {
     const state = await loadState(ctx);
-    const now = await ctx.date.now();
+    const now = Math.max(await ctx.date.now(), notBefore);
     const outcome = await asTerminal(() =>
       engine.run({
         ...input,
@@ -198,6 +205,7 @@ export function sessionObjectWith(
     now: number,
   ): Promise<void> => {
     if (outcome.closed) {
+      await disarmDeadline(ctx);
       ctx.clearAll();
       return;
     }
@@ -235,10 +243,14 @@ export function sessionObjectWith(
         ctx.set(STATE.tasks, tasks);
       ctx.set(STATE.at, now);
     }
-    if (outcome.wakeAt !== undefined) {
-      const armed = await ctx.get<number>(STATE.deadlineAt);
-      if (armed === null || outcome.wakeAt < armed) {
-        ctx.genericSend({
+    // One delayed `deadline` call at a time, for the session's earliest deadline: one no
+    // longer wanted (a round ended before its timeout, a loop finished) is cancelled, not
+    // left to fire.
+    const armed = await ctx.get<number>(STATE.deadlineAt);
+    if ((outcome.wakeAt ?? null) !== armed) {
+      await disarmDeadline(ctx);
+      if (outcome.wakeAt !== undefined) {
+        const call = ctx.genericSend({
           service: objectName,
           method: 'deadline',
           key: ctx.key,
@@ -247,6 +259,7 @@ export function sessionObjectWith(
           delay: Math.max(0, outcome.wakeAt - now),
         });
         ctx.set(STATE.deadlineAt, outcome.wakeAt);
+        ctx.set(STATE.deadlineInvocation, await call.invocationId);
       }
     }
     if (eventSink && outcome.events.length > 0) {
@@ -272,32 +285,48 @@ export function sessionObjectWith(
         command: (session) => session.view(),
       });
     },
-    /** A worker's report of its task: applied once (a repeated or unknown report is ignored). */
-    workerTerminated: async (ctx: restate.ObjectContext, body: unknown) => {
-      const report = workerReportOf(body);
-      const tasks = ((await ctx.get<Record<string, TaskEntry>>(STATE.tasks)) ?? {}) as Record<
-        string,
-        TaskEntry
-      >;
-      const entry = Object.hasOwn(tasks, report.taskId) ? tasks[report.taskId] : undefined;
-      if (entry?.status !== 'running') return { result: null, events: [] };
-      return step(ctx, {
-        report: {
-          taskId: report.taskId,
-          status: report.status,
-          ...(report.result ? { result: report.result } : {}),
-        },
-      });
-    },
-    /** A deadline the session armed: a stale one (a newer deadline replaced it) is ignored. */
-    deadline: async (ctx: restate.ObjectContext, body: unknown) => {
-      const at = (body as { at?: unknown } | null)?.at;
-      const armed = await ctx.get<number>(STATE.deadlineAt);
-      if (typeof at !== 'number' || armed !== at) return { result: null, events: [] };
-      ctx.clear(STATE.deadlineAt);
-      if ((await ctx.get(STATE.recordIds)) === null) return { result: null, events: [] };
-      return step(ctx, {});
-    },
+    /**
+     * A worker's report of its task: applied once (a repeated or unknown report is ignored).
+     * Private: only services call it, the ingress refuses it.
+     */
+    workerTerminated: restate.handlers.object.exclusive(
+      { ingressPrivate: true },
+      async (ctx: restate.ObjectContext, body: unknown) => {
+        const report = workerReportOf(body);
+        const tasks = ((await ctx.get<Record<string, TaskEntry>>(STATE.tasks)) ?? {}) as Record<
+          string,
+          TaskEntry
+        >;
+        const entry = Object.hasOwn(tasks, report.taskId) ? tasks[report.taskId] : undefined;
+        if (entry?.status !== 'running') return { result: null, events: [] };
+        return step(ctx, {
+          report: {
+            taskId: report.taskId,
+            status: report.status,
+            ...(report.result ? { result: report.result } : {}),
+          },
+        });
+      },
+    ),
+    /**
+     * A deadline the session armed: a stale one (a newer deadline replaced it) is ignored.
+     * The step runs at the deadline's own time when Restate's timer fired a little early
+     * (by this process's clock): a deadline is reached when its time has come, and one
+     * refused here would never be armed again. Private, as `workerTerminated`.
+     */
+    deadline: restate.handlers.object.exclusive(
+      { ingressPrivate: true },
+      async (ctx: restate.ObjectContext, body: unknown) => {
+        const at = (body as { at?: unknown } | null)?.at;
+        const armed = await ctx.get<number>(STATE.deadlineAt);
+        if (typeof at !== 'number' || armed !== at) return { result: null, events: [] };
+        // This call is the armed one: forget it (it is not to be cancelled, it runs).
+        ctx.clear(STATE.deadlineAt);
+        ctx.clear(STATE.deadlineInvocation);
+        if ((await ctx.get(STATE.recordIds)) === null) return { result: null, events: [] };
+        return step(ctx, {}, at);
+      },
+    ),
   };
   for (const name of SESSION_COMMANDS) {
     const command: Command = COMMANDS[name];
@@ -330,12 +359,20 @@ export function sessionObjectWith(
   return restate.object({ name: objectName, handlers: handlers as never });
 }
 
+/** Cancels the session's pending `deadline` call, if any, and forgets it. */
+async function disarmDeadline(ctx: restate.ObjectContext): Promise<void> {
+  const pending = await ctx.get<string>(STATE.deadlineInvocation);
+  if (typeof pending === 'string') ctx.cancel(pending as restate.InvocationId);
+  ctx.clear(STATE.deadlineAt);
+  ctx.clear(STATE.deadlineInvocation);
+}
+
 /** The session's stored state; a value that is not what rolebox wrote is `invalid_snapshot`. */
 async function loadState(ctx: restate.ObjectSharedContext): Promise<SessionState> {
   const ids = await ctx.get<unknown>(STATE.recordIds);
   if (ids === null) return EMPTY_SESSION_STATE;
   const corrupt = () =>
-    terminal(
+    terminalError(
       new RoleboxError(
         'invalid_snapshot',
         `the state of session ${describeValue(ctx.key)} is not what rolebox stores`,
@@ -358,7 +395,7 @@ async function loadState(ctx: restate.ObjectSharedContext): Promise<SessionState
 function argsOf(handler: string, body: unknown): readonly unknown[] {
   if (body === null || body === undefined) return [];
   if (!Array.isArray(body))
-    throw terminal(
+    throw terminalError(
       new RoleboxError(
         'invalid_argument',
         `the body of ${handler} must be a JSON array of its arguments, got ${describeValue(body)}`,
@@ -370,7 +407,7 @@ function argsOf(handler: string, body: unknown): readonly unknown[] {
 function acceptanceModeOf(openOptions: unknown): AcceptanceMode | undefined {
   if (openOptions === undefined || openOptions === null) return undefined;
   if (typeof openOptions !== 'object' || Array.isArray(openOptions))
-    throw terminal(
+    throw terminalError(
       new RoleboxError(
         'invalid_argument',
         `open options must be an object, got ${describeValue(openOptions)}`,
@@ -379,7 +416,7 @@ function acceptanceModeOf(openOptions: unknown): AcceptanceMode | undefined {
   const mode = (openOptions as { acceptanceMode?: unknown }).acceptanceMode;
   if (mode === undefined) return undefined;
   if (!ACCEPTANCE_MODES.includes(mode as AcceptanceMode))
-    throw terminal(
+    throw terminalError(
       new RoleboxError(
         'invalid_argument',
         `acceptanceMode must be one of ${ACCEPTANCE_MODES.join(', ')}, got ${describeValue(mode)}`,
@@ -404,7 +441,7 @@ function workerReportOf(body: unknown): WorkerReport {
         typeof result.text !== 'string' ||
         typeof result.hadError !== 'boolean'))
   )
-    throw terminal(
+    throw terminalError(
       new RoleboxError(
         'invalid_argument',
         `a worker report must be { taskId, status: completed | error | cancelled, result? }, got ${describeValue(body)}`,
@@ -428,22 +465,4 @@ function checkTarget(name: string, target: RestateTarget | undefined): void {
       'invalid_argument',
       `${name} must be { service, handler? } naming a Restate service, got ${describeValue(target)}`,
     );
-}
-
-/** Runs `work`; a RoleboxError becomes a terminal error (bad input is never retried). */
-async function asTerminal<T>(work: () => Promise<T>): Promise<T> {
-  try {
-    return await work();
-  } catch (error) {
-    if (error instanceof RoleboxError) throw terminal(error);
-    throw error;
-  }
-}
-
-/** The terminal error that carries a RoleboxError through Restate to the caller. */
-function terminal(error: RoleboxError): restate.TerminalError {
-  return new restate.TerminalError(error.message, {
-    errorCode: 400,
-    metadata: { [ERROR_CODE_METADATA]: error.code },
-  });
 }

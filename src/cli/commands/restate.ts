@@ -14,9 +14,9 @@ import {
   registerDeployment,
   SHELL_WORKER_NAME,
   serveRoleboxOnRestate,
-  shellCommandWorker,
   startLocalRestateServer,
 } from '../../restate/index.js';
+import { type ShellWorker, shellWorker } from '../../restate/shell-worker.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE, USAGE_EXIT_CODE } from '../exit-codes.js';
 import { type Output, untilInterrupted } from '../output.js';
 
@@ -84,7 +84,7 @@ async function devPorts(options: RestateDevOptions, fresh = false): Promise<DevP
  * address this machine cannot use `invalid_argument`, instead of Node's bare error.
  */
 async function listenOn(
-  endpoint: Awaited<ReturnType<typeof serveRoleboxOnRestate>>,
+  endpoint: ReturnType<typeof serveRoleboxOnRestate>,
   port: number,
   host: string,
 ): Promise<ListeningEndpoint> {
@@ -95,7 +95,11 @@ async function listenOn(
   }
 }
 
-/** The endpoint a command serves: the session object, and the shell worker when `--worker` is given. */
+/**
+ * The endpoint a command serves: the session object, and the shell worker when `--worker`
+ * is given. `stop` kills the shell rounds this process runs and closes the endpoint: a
+ * stopped endpoint leaves no worker command behind.
+ */
 async function endpointOf(options: Omit<RestateServeOptions, 'port' | 'host' | 'processes'>) {
   if (options.worker !== undefined && options.workersService !== undefined)
     throw new RoleboxError(
@@ -110,7 +114,10 @@ async function endpointOf(options: Omit<RestateServeOptions, 'port' | 'host' | '
     : options.workersService
       ? { service: options.workersService }
       : undefined;
-  return serveRoleboxOnRestate({
+  const shell: ShellWorker | undefined = options.worker
+    ? shellWorker({ command: options.worker, tasksDir: options.tasks })
+    : undefined;
+  const endpoint = serveRoleboxOnRestate({
     functions,
     limits: {
       ...(options.delay === undefined ? {} : { interRoundDelayMs: options.delay }),
@@ -119,10 +126,16 @@ async function endpointOf(options: Omit<RestateServeOptions, 'port' | 'host' | '
     ...(workers ? { workers } : {}),
     ...(options.eventSink ? { eventSink: { service: options.eventSink } } : {}),
     ...(options.inspect ? { inspect: { url: options.inspect } } : {}),
-    services: options.worker
-      ? [shellCommandWorker({ command: options.worker, tasksDir: options.tasks })]
-      : [],
+    services: shell ? [shell.service] : [],
   });
+  return {
+    endpoint,
+    /** Kills the shell rounds running here, then closes `listening`. */
+    stop: async (listening: ListeningEndpoint) => {
+      await shell?.stopRounds();
+      await listening.close();
+    },
+  };
 }
 
 /**
@@ -136,7 +149,7 @@ export async function runRestateServeCommand(
   output: Output,
 ): Promise<number> {
   if (options.processes > 1 && cluster.isPrimary) return runPrimary(options, output);
-  const endpoint = await endpointOf(options);
+  const { endpoint, stop } = await endpointOf(options);
   const listening = await listenOn(endpoint, options.port, options.host);
   // From here on a signal stops it cleanly, even one that comes before it says where it is.
   const interrupted = untilInterrupted();
@@ -159,7 +172,7 @@ export async function runRestateServeCommand(
     registered(url, options.register, options, output);
   }
   await interrupted;
-  await listening.close();
+  await stop(listening);
   return OK_EXIT_CODE;
 }
 
@@ -251,7 +264,7 @@ export async function runRestateDevCommand(
   options: RestateDevOptions,
   output: Output,
 ): Promise<number> {
-  const endpoint = await endpointOf(options);
+  const { endpoint, stop } = await endpointOf(options);
   // The same ports every time: the server's registered deployment (the endpoint's URL) and
   // the host's ingress URL stay right when the setup is started again. Ports chosen anew
   // may be taken before they are bound: those are chosen again.
@@ -280,7 +293,7 @@ export async function runRestateDevCommand(
         await server.stop();
         throw error;
       }
-      return await serveDev(listening, server, options, output);
+      return await serveDev(listening, stop, server, options, output);
     } catch (error) {
       await listening?.close();
       const taken =
@@ -334,6 +347,7 @@ async function untilPortsFree(ports: readonly number[]): Promise<void> {
 
 async function serveDev(
   listening: ListeningEndpoint,
+  stop: (listening: ListeningEndpoint) => Promise<void>,
   server: LocalRestateServer,
   options: RestateDevOptions,
   output: Output,
@@ -360,7 +374,7 @@ async function serveDev(
     output.out(`state: ${join(options.baseDir)} (Ctrl-C stops; start again to go on)`);
   }
   await untilInterrupted();
-  await listening.close();
+  await stop(listening);
   await server.stop();
   return OK_EXIT_CODE;
 }
