@@ -119,7 +119,9 @@ export function shellWorker(options: ShellCommandWorkerOptions): ShellWorker {
     const roundKey = `${request.session.key}/${request.key}`;
     let end: RoundEnd;
     try {
-      end = await ctx.run('run the round command', () => runRound(roundKey, round));
+      end = journaledRoundEnd(
+        await ctx.run('run the round command', () => runRound(roundKey, round)),
+      );
     } catch (error) {
       // Cancelled while the command runs: its process group goes with the invocation. The
       // invocation ends cancelled whatever the kill met (a retry would run nothing more).
@@ -139,4 +141,13 @@ export function shellWorker(options: ShellCommandWorkerOptions): ShellWorker {
       await Promise.all([...live.keys()].map(stop));
     },
   };
+}
+
+/**
+ * The journaled end of a round. An invocation journaled by rolebox 0.1 (in flight across
+ * the upgrade) recorded the bare `RoundResult`: it is read as a completed round, so that
+ * its replay reports the result instead of "ended undefined".
+ */
+function journaledRoundEnd(journaled: RoundEnd | RoundResult): RoundEnd {
+  return 'status' in journaled ? journaled : { status: 'completed', result: journaled };
 }
