@@ -148,9 +148,17 @@ export class SystemAccess {
       (event.type === 'system.deliver' ||
         event.type === 'system.start_loop' ||
         event.type === 'system.close_session') &&
-      !this.isLive(event.sessionId)
+      !this.isLive(event.sessionId) &&
+      !this.#hooks.activate(event.sessionId)
     )
-      this.#hooks.activate(event.sessionId);
+      // Never routed to an actor that is not there: XState would put the root (and with it
+      // every session of this process) into `error` (issue 22). The handles refuse first;
+      // this is the floor under every other caller.
+      throw new RoleboxError(
+        'unknown_session',
+        `no open session ${describeValue(event.sessionId)}`,
+        { sessionId: event.sessionId },
+      );
     if ('sessionId' in event) this.#touched.add(event.sessionId);
     // A command for a live session goes straight to its actor: through the root and its
     // shard it would cost two more XState steps and change nothing (they only route it).
