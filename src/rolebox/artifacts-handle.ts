@@ -16,7 +16,7 @@ export interface ArtifactsHost {
   deliver(command: SessionCommand): void;
 }
 
-/** Every command of an artifacts handle with its parameters' names (see {@link guardCommands}). */
+/** Every command of an artifacts handle with its parameters' names (see `guardCommands`). */
 const ARTIFACT_COMMANDS: CommandTable<ArtifactsHandle> = {
   write: ['artifact'],
   setStatus: ['id', 'status'],

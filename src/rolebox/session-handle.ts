@@ -127,7 +127,7 @@ const SESSION_COMMANDS: CommandTable<SessionHandle> = {
 /**
  * The host's handle on one live session. Every method validates its input and either
  * applies it completely or throws a `RoleboxError` and changes nothing. Every method goes
- * through one guard first ({@link guardCommands}): its arguments are read once (one that
+ * through one guard first (`guardCommands`): its arguments are read once (one that
  * throws when read is `invalid_argument`), and the session must be live in this rolebox
  * (`unknown_session` once it is closed, `session_owned_elsewhere` once another process
  * drives it), so no call reaches an actor of a session that is not this handle's to drive.
