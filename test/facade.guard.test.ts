@@ -299,6 +299,17 @@ describe('the commands of both handles, enumerated from the handles', () => {
     expectAlive(b, []);
   });
 
+  it('on a stopped rolebox every command is refused with stopped', async () => {
+    const world = await boot();
+    const session = await busySession(world.rb, 'S');
+    await world.rb.stop();
+    for (const command of commandsOf(session)) {
+      expect(errorOf(() => command.call(session, command.args)).code, command.label).toBe(
+        'stopped',
+      );
+    }
+  });
+
   it('a method taken off its handle is refused with invalid_argument, not a TypeError', async () => {
     const world = await boot();
     const session = await world.rb.openSession({ id: 'S' });
