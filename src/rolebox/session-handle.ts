@@ -83,7 +83,7 @@ export type ToolCallResult =
 export interface SessionHost {
   readonly access: Pick<
     SystemAccess,
-    'requireSession' | 'readFunction' | 'readLoop' | 'loopRegistry' | 'dispatch'
+    'requireSession' | 'requireLive' | 'readFunction' | 'readLoop' | 'loopRegistry' | 'dispatch'
   >;
   readonly catalog: FunctionCatalog;
   readonly conditions: ConditionRegistry;
@@ -140,7 +140,7 @@ export class SessionHandle {
           'invalid_argument',
           `a session handle method was called on ${describeValue(handle)}, not on a session handle (call it as session.method(…))`,
         );
-      handle.#host.access.requireSession(handle.id);
+      handle.#host.access.requireLive(handle.id);
     });
   }
 
@@ -158,9 +158,7 @@ export class SessionHandle {
     this.artifacts = new ArtifactsHandle({
       sessionId: id,
       now: () => host.now(),
-      requireSession: () => {
-        host.access.requireSession(id);
-      },
+      requireSession: () => host.access.requireLive(id),
       artifacts: () => host.access.requireSession(id).artifacts,
       deliver: (command) => {
         host.access.dispatch({ type: 'system.deliver', sessionId: id, command });

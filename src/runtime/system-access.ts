@@ -310,6 +310,22 @@ export class SystemAccess {
   }
 
   /**
+   * Makes sure session `sessionId` is live here, activating it when it is passivated; reads
+   * nothing of it (the command guard's check, before every command of a handle).
+   * Throws: `unknown_session` naming the id; what activation throws
+   * (`session_owned_elsewhere`, …); the gate's `not_started`, `stopped`, `store_failed`.
+   */
+  requireLive(sessionId: string): void {
+    this.#hooks.gate();
+    if (this.isLive(sessionId)) return;
+    if (typeof sessionId === 'string' && this.#hooks.activate(sessionId) && this.isLive(sessionId))
+      return;
+    throw new RoleboxError('unknown_session', `no open session ${describeValue(sessionId)}`, {
+      sessionId,
+    });
+  }
+
+  /**
    * A session's state and artifacts, activating it first when it is passivated; undefined
    * when there is no such session.
    */
