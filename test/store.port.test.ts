@@ -199,3 +199,66 @@ describe('the answer of a write is checked when it is first read', () => {
     await rb.stop();
   });
 });
+
+describe('the answers of claims are checked too', () => {
+  it('a claim that answers nothing: openSession rejects with invalid_argument', async () => {
+    const { store } = wrappedStore({ claim: async () => undefined });
+    const { rb } = await started(store);
+    const error = await rejectionOf(() => rb.openSession({ id: 'S' }));
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toContain(
+      'store.claim answered undefined; a claim answers { ok: true, token }',
+    );
+    expect(rb.sessions()).toEqual([]);
+    await rb.stop();
+  });
+
+  it('a renew that answers nothing is reported, and drops no session', async () => {
+    const { store } = wrappedStore({ renew: async () => undefined });
+    const { rb, clock, events } = await started(store);
+    await rb.openSession({ id: 'S' });
+    clock.advance(10_000);
+    await settle();
+    const reported = events.flatMap((event) => (event.type === 'error' ? [event.error] : []));
+    expect(reported).toHaveLength(1);
+    expect(reported[0]).toMatchObject({ code: 'invalid_argument' });
+    expect((reported[0] as Error).message).toContain('store.renew answered undefined');
+    expect(rb.sessions()).toEqual(['S']);
+    await rb.stop();
+  });
+
+  it('immediate answers: a claimAndLoad or a renew in another shape is invalid_argument', async () => {
+    const inner = new MemorySnapshotStore();
+    const immediate = inner.immediate;
+    const { store } = wrappedStore({
+      immediate: {
+        load: (id: string) => immediate.load(id),
+        claim: immediate.claim.bind(immediate),
+        claimAndLoad: (sessionId: string) => (sessionId === 'P' ? { data: 1 } : undefined),
+        renew: () => 'all fine',
+      },
+    });
+    const clock = new SimulatedClock(1_000);
+    const rb = createRolebox({ store, clock, maxLiveSessions: 1 });
+    const events: HostEvent[] = [];
+    rb.on('*', (event) => events.push(event));
+    await rb.start();
+    await rb.openSession({ id: 'P' });
+    await rb.openSession({ id: 'Q' });
+    await settle();
+    expect(rb.sessions()).toEqual(['Q']);
+    const error = errorOf(() => rb.session('P'));
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toContain(
+      'store.immediate.claimAndLoad answered {"data":1}; it answers undefined when there is no record',
+    );
+    clock.advance(10_000);
+    await settle();
+    const reported = events.flatMap((event) => (event.type === 'error' ? [event.error] : []));
+    expect((reported.at(-1) as Error).message).toContain(
+      'store.immediate.renew answered "all fine"',
+    );
+    expect(rb.sessions()).toEqual(['Q']);
+    await rb.stop();
+  });
+});

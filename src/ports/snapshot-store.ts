@@ -88,8 +88,8 @@ export interface LoadWakeUpsOptions {
  *
  * Every method is required: a host's own store must implement ownership and wake-ups too
  * (see the memory store for the semantics in a few lines, and "Writing your own store" in
- * the README). `createRolebox` checks the methods once, and the answers of `save` and
- * `delete` when it reads them (`invalid_argument` saying what changed since the 0.1 port).
+ * the README). `createRolebox` checks the methods once, and rolebox checks each answer it
+ * reads (`invalid_argument` saying what is expected, and what changed since the 0.1 port).
  * Bad arguments are refused with `invalid_argument`, a failing backend with
  * `store_failed`; neither changes anything.
  *

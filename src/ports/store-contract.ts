@@ -1,5 +1,5 @@
 import { describeValue, RoleboxError } from '../errors.js';
-import type { SnapshotStore } from './snapshot-store.js';
+import type { ClaimedRecord, ClaimResult, SnapshotStore } from './snapshot-store.js';
 
 /**
  * The shape a host's {@link SnapshotStore} must have, checked where rolebox meets it: its
@@ -90,13 +90,7 @@ export function checkSnapshotStore(store: unknown, option = 'store'): void {
  * written for the 0.1 port answers nothing), saying what to return instead.
  */
 export function refusedIn(answer: unknown, method: 'save' | 'delete'): readonly string[] {
-  let refused: unknown;
-  try {
-    refused =
-      typeof answer === 'object' && answer !== null ? Reflect.get(answer, 'refused') : undefined;
-  } catch {
-    refused = undefined;
-  }
+  const refused = safeGet(answer, 'refused');
   if (Array.isArray(refused) && refused.every((id) => typeof id === 'string')) return refused;
   throw new RoleboxError(
     'invalid_argument',
@@ -107,6 +101,83 @@ export function refusedIn(answer: unknown, method: 'save' | 'delete'): readonly 
     }; ${SEE}`,
     { method, answer: describeValue(answer) },
   );
+}
+
+/**
+ * A store's answer to `claim`, checked.
+ * Throws: `invalid_argument` unless it is `{ ok: true, token }` or
+ * `{ ok: false, owner: { ownerId, pid, host }, expiresAt }`.
+ */
+export function claimResultIn(answer: unknown, method = 'claim'): ClaimResult {
+  if (isClaimResult(answer)) return answer;
+  throw new RoleboxError(
+    'invalid_argument',
+    `store.${method} answered ${describeValue(answer)}; a claim answers { ok: true, token } (a number, higher than every token issued when the session changes hands) or { ok: false, owner: { ownerId, pid, host }, expiresAt }; ${SEE}`,
+    { method, answer: describeValue(answer) },
+  );
+}
+
+/**
+ * A store's answer to `immediate.claimAndLoad`, checked: undefined (no such record) or
+ * the record's text with its claim. Throws: `invalid_argument` saying what it must be.
+ */
+export function claimedRecordIn(answer: unknown): ClaimedRecord | undefined {
+  if (answer === undefined) return undefined;
+  const data = safeGet(answer, 'data');
+  const claim = safeGet(answer, 'claim');
+  if (typeof data === 'string' && isClaimResult(claim)) return { data, claim };
+  throw new RoleboxError(
+    'invalid_argument',
+    `store.immediate.claimAndLoad answered ${describeValue(answer)}; it answers undefined when there is no record, else { data, claim } with the record's text and the claim's result; ${SEE}`,
+    { method: 'immediate.claimAndLoad', answer: describeValue(answer) },
+  );
+}
+
+/**
+ * A store's answer to `renew` (true: the claim was extended; false: the lease no longer
+ * holds). Throws: `invalid_argument` for anything else: taken as false, it would drop
+ * every session at the first renewal.
+ */
+export function renewedIn(answer: unknown): boolean {
+  if (typeof answer === 'boolean') return answer;
+  throw new RoleboxError(
+    'invalid_argument',
+    `store.renew answered ${describeValue(answer)}; it answers true when the claim was extended, false when the lease no longer holds; ${SEE}`,
+    { method: 'renew', answer: describeValue(answer) },
+  );
+}
+
+/** A store's answer to `immediate.renew`: the sessions whose claim was lost. Throws: `invalid_argument`. */
+export function lostIn(answer: unknown): string[] {
+  if (Array.isArray(answer) && answer.every((id) => typeof id === 'string')) return answer;
+  throw new RoleboxError(
+    'invalid_argument',
+    `store.immediate.renew answered ${describeValue(answer)}; it answers the ids of the sessions whose claim could not be renewed ([] when all were); ${SEE}`,
+    { method: 'immediate.renew', answer: describeValue(answer) },
+  );
+}
+
+function isClaimResult(answer: unknown): answer is ClaimResult {
+  const ok = safeGet(answer, 'ok');
+  if (ok === true) return Number.isSafeInteger(safeGet(answer, 'token'));
+  if (ok !== false) return false;
+  const owner = safeGet(answer, 'owner');
+  return (
+    typeof safeGet(owner, 'ownerId') === 'string' &&
+    typeof safeGet(owner, 'pid') === 'number' &&
+    typeof safeGet(owner, 'host') === 'string' &&
+    typeof safeGet(answer, 'expiresAt') === 'number'
+  );
+}
+
+/** A property of a store's answer; undefined when it is not an object or reading throws. */
+function safeGet(value: unknown, key: string): unknown {
+  if (typeof value !== 'object' || value === null) return undefined;
+  try {
+    return Reflect.get(value, key);
+  } catch {
+    return undefined;
+  }
 }
 
 /** The methods of `value` that are not functions (a getter that throws counts as missing). */
