@@ -38,9 +38,17 @@ export function createShardMachine(sessionMachine: SessionMachine) {
         const children = Object.keys((self.getSnapshot() as { children: object }).children);
         for (const id of children.reverse()) enqueue.stopChild(id);
       }),
+      // Only to a session that is here: XState fails a send to a missing child by putting
+      // the sender, and so the root and every session, into `error`. The runtime refuses
+      // such a command before it gets here; a recorded run replayed on other code may not.
       deliver: enqueueActions(
-        ({ enqueue }, { sessionId, command }: { sessionId: string; command: SessionCommand }) => {
-          enqueue.sendTo(sessionActorId(sessionId), command);
+        (
+          { enqueue, self },
+          { sessionId, command }: { sessionId: string; command: SessionCommand },
+        ) => {
+          const id = sessionActorId(sessionId);
+          const { children } = self.getSnapshot() as { children: Record<string, unknown> };
+          if (Object.hasOwn(children, id)) enqueue.sendTo(id, command);
         },
       ),
       toRoot: sendParent((_, event: SystemEvent) => event),

@@ -103,6 +103,11 @@ export function describeValue(value: unknown): string {
     return short(String(value));
   } catch {
     // Null prototype, or a toString that is not a function.
+  }
+  try {
     return Object.prototype.toString.call(value);
+  } catch {
+    // A Proxy whose traps throw (reading Symbol.toStringTag runs its get trap).
+    return `an unreadable ${typeof value}`;
   }
 }

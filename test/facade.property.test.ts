@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import {
+  ArtifactsHandle,
   createPipeline,
   createRolebox,
   defineFunction,
@@ -8,7 +9,7 @@ import {
   MemorySnapshotStore,
   type Rolebox,
   RUNTIME_EVENT_TYPES,
-  type SessionHandle,
+  SessionHandle,
   SIGNAL_TYPES,
 } from '../src/index.js';
 import { CommandDispatcher } from '../src/node.js';
@@ -74,6 +75,25 @@ const text = fc.oneof(
   ),
 );
 const json = fc.jsonValue({ maxDepth: 3 });
+const throwing = () => {
+  throw new Error('hostile');
+};
+/**
+ * Values that throw when read (issue 22), as makers: made inside the call, since fast-check
+ * itself reads the values it generates.
+ */
+const hostileValue = fc.constantFrom<() => unknown>(
+  () => new Proxy({}, { get: throwing, ownKeys: throwing, getPrototypeOf: throwing }),
+  () => {
+    const { proxy, revoke } = Proxy.revocable({}, {});
+    revoke();
+    return proxy;
+  },
+  () => Object.defineProperty({ type: 'answer' }, 'name', { get: throwing, enumerable: true }),
+  () => new Proxy({ type: 'answer', name: 'notes' }, { get: throwing }),
+  () => ({ type: 'answer', toJSON: throwing }),
+  () => ({ payload: [new Proxy({}, { getPrototypeOf: throwing })] }),
+);
 const oddValue = fc.oneof(
   json,
   fc.constantFrom(undefined, null, Number.NaN, Number.POSITIVE_INFINITY, () => 1, Symbol('s')),
@@ -125,6 +145,20 @@ const runtimeEvent = fc.oneof(
   ),
   oddValue,
 );
+
+/** Every method of a real session handle and of its artifacts handle (from their prototypes). */
+const HANDLE_METHODS: readonly (readonly ['session' | 'artifacts', string])[] = (() => {
+  const methods = (proto: object) =>
+    Object.getOwnPropertyNames(proto).filter(
+      (name) =>
+        name !== 'constructor' &&
+        typeof Object.getOwnPropertyDescriptor(proto, name)?.value === 'function',
+    );
+  return [
+    ...methods(SessionHandle.prototype).map((name) => ['session', name] as const),
+    ...methods(ArtifactsHandle.prototype).map((name) => ['artifacts', name] as const),
+  ];
+})();
 
 /** One facade call. */
 type Call = { readonly label: string; run(session: SessionHandle): unknown };
@@ -193,10 +227,32 @@ const calls: fc.Arbitrary<Call> = fc.oneof(
         s.artifacts.setStatus(id, status as never),
       ),
     ),
+  // Any method of either handle with a value that throws when read, in any position.
+  fc
+    .tuple(
+      fc.constantFrom(...HANDLE_METHODS),
+      fc.nat({ max: 2 }),
+      hostileValue,
+      fc.constantFrom<unknown>('approval', 'k', { type: 'answer' }),
+    )
+    .map(([[on, method], position, make, filler]) =>
+      call(`${on}.${method}(hostile at ${position})`, (s) => {
+        const args: unknown[] = [filler, filler, filler];
+        args[position] = make();
+        const target = (on === 'session' ? s : s.artifacts) as unknown as Record<
+          string,
+          (...a: unknown[]) => unknown
+        >;
+        return target[method]?.(...args);
+      }),
+    ),
+  // Closing the session: every later call of the sequence goes to a closed session.
+  { arbitrary: fc.constant(call('close()', (s) => s.close())), weight: 1 },
 );
 
 describe('the facade under random call sequences', () => {
   let rb: Rolebox;
+  let bystander: SessionHandle;
   let sequence = 0;
   beforeAll(async () => {
     rb = createRolebox({
@@ -209,6 +265,10 @@ describe('the facade under random call sequences', () => {
       store: new MemorySnapshotStore(),
     });
     await rb.start();
+    // A session no sequence touches: whatever a sequence does, it stays as it was.
+    bystander = await rb.openSession({ id: 'bystander' });
+    bystander.activate('approval');
+    bystander.setSlot('k', 'v');
   });
   afterAll(async () => {
     await rb.stop();
@@ -217,6 +277,7 @@ describe('the facade under random call sequences', () => {
   it('every call applies or throws a RoleboxError, and a refused one changes nothing', async () => {
     const errors: unknown[] = [];
     rb.on('error', (event) => errors.push(event.error));
+    const bystanderView = JSON.stringify(bystander.view());
     await fc.assert(
       fc.asyncProperty(
         fc.array(fc.tuple(calls, fc.boolean()), { minLength: 1, maxLength: 12 }),
@@ -224,9 +285,10 @@ describe('the facade under random call sequences', () => {
           const session = await rb.openSession({ id: `fuzz-${sequence++}` });
           const persisted = () =>
             JSON.stringify(rb.system.system.get(`session:${session.id}`)?.getPersistedSnapshot());
+          let closed = false;
           try {
             for (const [step, settleAfter] of steps) {
-              const view = JSON.stringify(session.view());
+              const view = closed ? undefined : JSON.stringify(session.view());
               const snapshot = persisted();
               let thrown: unknown;
               try {
@@ -239,15 +301,24 @@ describe('the facade under random call sequences', () => {
                   throw new Error(
                     `${step.label} threw ${String((thrown as Error)?.stack ?? thrown)}`,
                   );
-                expect(JSON.stringify(session.view()), step.label).toBe(view);
+                // A closed session refuses everything (a hostile argument may be named first).
+                if (closed)
+                  expect(['unknown_session', 'invalid_argument'], step.label).toContain(
+                    thrown.code,
+                  );
+                else expect(JSON.stringify(session.view()), step.label).toBe(view);
                 expect(persisted(), step.label).toBe(snapshot);
+              } else if (closed) {
+                throw new Error(`${step.label} was applied to a closed session`);
               }
+              if (step.label === 'close()') closed = true;
               if (settleAfter) await settle(1);
             }
             expect(rb.system.getSnapshot().status).toBe('active');
             expect(errors).toEqual([]);
+            expect(JSON.stringify(bystander.view())).toBe(bystanderView);
           } finally {
-            session.close();
+            if (!closed) session.close();
           }
         },
       ),

@@ -1,5 +1,6 @@
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { SessionLease, SnapshotStore, StoredRecord, WakeUp } from '../ports/snapshot-store.js';
+import { refusedIn } from '../ports/store-contract.js';
 import { makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
 
 /** What the persister needs from its rolebox. */
@@ -130,12 +131,13 @@ export class Persister {
     }
     try {
       let refused: readonly string[] = [];
+      // The answers are checked: a store written for the 0.1 port answers nothing.
       if (records.length > 0)
-        refused = (await this.#host.store.save(records, leases, { now, wakeUps })).refused;
+        refused = refusedIn(await this.#host.store.save(records, leases, { now, wakeUps }), 'save');
       if (deleted.length > 0)
         refused = [
           ...refused,
-          ...(await this.#host.store.delete(deleted, leases, { now })).refused,
+          ...refusedIn(await this.#host.store.delete(deleted, leases, { now }), 'delete'),
         ];
       this.recordsWritten += records.length;
       if (refused.length > 0) this.#host.onRefused(refused);

@@ -87,8 +87,11 @@ export interface LoadWakeUpsOptions {
  * Records are opaque JSON text here; the persistence layer validates them.
  *
  * Every method is required: a host's own store must implement ownership and wake-ups too
- * (see the memory store for the semantics in a few lines). Bad arguments are refused with
- * `invalid_argument`, a failing backend with `store_failed`; neither changes anything.
+ * (see the memory store for the semantics in a few lines, and "Writing your own store" in
+ * the README). `createRolebox` checks the methods once, and rolebox checks each answer it
+ * reads (`invalid_argument` saying what is expected, and what changed since the 0.1 port).
+ * Bad arguments are refused with `invalid_argument`, a failing backend with
+ * `store_failed`; neither changes anything.
  *
  * Fencing: a write (`save`, `delete`, `setWakeUps`, `clearWakeUps`) given `leases` writes a
  * session's rows only while its lease holds; written without a lease, a session's rows are
@@ -141,7 +144,7 @@ export interface SnapshotStore {
   ): Promise<StoreWriteResult>;
   /** The wake-up index: every row by session id, or those due by `options.dueBy`. */
   loadWakeUps(options?: LoadWakeUpsOptions): Promise<WakeUp[]>;
-  /** Releases the store (rb.stop calls it after the last flush). */
+  /** Releases the store. The host calls it when done: `rb.stop()` leaves the store open (it is the host's). */
   close?(): Promise<void>;
   /**
    * Optional: a session's record and its claim answered at once, for stores that can (both

@@ -4,21 +4,46 @@ import type { ArtifactRecord, ArtifactStatus } from '../session/artifact.js';
 import { ARTIFACT_STATUSES, assertArtifactStatusChange } from '../session/artifact-lifecycle.js';
 import { type ArtifactWrite, currentArtifact } from '../session/artifact-store.js';
 import type { SessionCommand } from '../session/commands.js';
+import { type CommandTable, guardCommands } from './command-guard.js';
 
 /** What the artifacts handle needs from its session. Internal. */
 export interface ArtifactsHost {
   readonly sessionId: string;
   now(): number;
+  /** Throws (`unknown_session`, …) unless the session is live in this rolebox (activating it when passivated). */
+  requireSession(): void;
   artifacts(): readonly ArtifactRecord[];
   deliver(command: SessionCommand): void;
 }
 
+/** Every command of an artifacts handle with its parameters' names (see `guardCommands`). */
+const ARTIFACT_COMMANDS: CommandTable<ArtifactsHandle> = {
+  write: ['artifact'],
+  setStatus: ['id', 'status'],
+  get: ['id'],
+  require: ['id'],
+  list: [],
+  facts: [],
+};
+
 /**
  * A session's artifacts. Writes create drafts (or edit the current draft of that name);
  * reviewed versions are never rewritten, a new write supersedes them. Status changes follow
- * the lifecycle of SPEC §4.1; only accepted artifacts are facts.
+ * the lifecycle of SPEC §4.1; only accepted artifacts are facts. Every method goes through
+ * the session handle's guard: arguments read once, the session live in this rolebox.
  */
 export class ArtifactsHandle {
+  static {
+    guardCommands(ArtifactsHandle.prototype, 'session.artifacts', ARTIFACT_COMMANDS, (handle) => {
+      if (typeof handle !== 'object' || handle === null || !(#host in handle))
+        throw new RoleboxError(
+          'invalid_argument',
+          `an artifacts handle method was called on ${describeValue(handle)}, not on session.artifacts`,
+        );
+      handle.#host.requireSession();
+    });
+  }
+
   readonly #host: ArtifactsHost;
 
   /** Internal: use `session.artifacts`. */

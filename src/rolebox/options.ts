@@ -12,6 +12,7 @@ import type { Clock } from '../ports/clock.js';
 import type { Dispatcher } from '../ports/dispatcher.js';
 import type { IdSource } from '../ports/ids.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
+import { checkSnapshotStore } from '../ports/store-contract.js';
 import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
 import { DEFAULT_SHARDS } from '../system/shards.js';
 
@@ -165,7 +166,6 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
     ['ids', options.ids, ID_SOURCE_METHODS],
     ['migrations', options.migrations, MIGRATION_METHODS],
     ['dispatcher', options.dispatcher, DISPATCHER_METHODS],
-    ['store', options.store, STORE_METHODS],
   ] as const) {
     if (value !== undefined && !hasMethods(value, methods)) {
       throw new RoleboxError(
@@ -175,6 +175,8 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
       );
     }
   }
+  // The store's shape is checked once, here, with what changed since the 0.1 port.
+  if (options.store !== undefined) checkSnapshotStore(options.store);
   if (options.pipeline !== undefined && !(options.pipeline instanceof Pipeline)) {
     throw new RoleboxError(
       'invalid_argument',
@@ -244,19 +246,6 @@ const DISPATCHER_METHODS = [
   'getRoundResult',
   'cancelRound',
   'onTerminated',
-] as const;
-const STORE_METHODS = [
-  'loadAll',
-  'loadByPrefix',
-  'load',
-  'save',
-  'delete',
-  'claim',
-  'renew',
-  'release',
-  'setWakeUps',
-  'clearWakeUps',
-  'loadWakeUps',
 ] as const;
 
 /** `a, b and c`. */

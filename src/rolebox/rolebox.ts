@@ -4,7 +4,7 @@ import { checkSessionId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { currentHostName, currentPid } from '../base/host-process.js';
 import { markOwnerStopped } from '../base/local-owners.js';
 import { checkOptionNames } from '../base/option-names.js';
-import { describeValue, RoleboxError } from '../errors.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
 import { checkSessionSnapshot } from '../persistence/check-snapshot.js';
 import { decodeEnvelope, makeEnvelope } from '../persistence/envelope.js';
@@ -363,11 +363,17 @@ export class Rolebox {
   /**
    * Writes every pending change to the store now (changes are otherwise written after the
    * debounce window). Resolves when the store has them; a no-op without a store.
-   * Throws: `store_failed` once a save has failed.
+   * Throws: `store_failed` once a save has failed; `invalid_argument` once the store
+   * answered a save in a shape the port does not have (a store written for the 0.1 port).
    */
   async flush(): Promise<void> {
     if (this.#failure) throw this.#failure;
-    await this.#persister?.flush();
+    try {
+      await this.#persister?.flush();
+    } catch (error) {
+      // The save failed and halted the rolebox: the caller gets the halt's RoleboxError.
+      throw this.#failure ?? error;
+    }
   }
 
   /**
@@ -380,11 +386,19 @@ export class Rolebox {
   #halt(cause: Error, sessionIds: readonly string[]): void {
     if (this.#state !== 'started') return;
     const what = sessionIds.length > 0 ? `session(s) ${sessionIds.join(', ')}` : 'its changes';
-    const failure = new RoleboxError(
-      'store_failed',
-      `the snapshot store could not save ${what}: ${cause.message}; rolebox stopped driving sessions so that nothing runs ahead of what is stored`,
-      { sessionIds: [...sessionIds], cause: cause.message },
-    );
+    // A store that breaks the port (its save answered the 0.1 shape) is the host's to fix:
+    // said as such, with how, rather than as a failing backend.
+    const failure = isRoleboxError(cause, 'invalid_argument')
+      ? new RoleboxError(
+          'invalid_argument',
+          `${cause.message}; rolebox stopped driving sessions, since it cannot tell what the store kept`,
+          { ...cause.details, sessionIds: [...sessionIds] },
+        )
+      : new RoleboxError(
+          'store_failed',
+          `the snapshot store could not save ${what}: ${cause.message}; rolebox stopped driving sessions so that nothing runs ahead of what is stored`,
+          { sessionIds: [...sessionIds], cause: cause.message },
+        );
     this.#failure = failure;
     this.#state = 'halted';
     this.#persister?.dispose();

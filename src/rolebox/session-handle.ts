@@ -28,6 +28,7 @@ import type { SignalReceipt } from '../signal/reply.js';
 import { parseSignalArgs, type SignalArgs } from '../signal/schema.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { ArtifactsHandle } from './artifacts-handle.js';
+import { type CommandTable, guardCommands } from './command-guard.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
@@ -82,7 +83,7 @@ export type ToolCallResult =
 export interface SessionHost {
   readonly access: Pick<
     SystemAccess,
-    'requireSession' | 'readFunction' | 'readLoop' | 'loopRegistry' | 'dispatch'
+    'requireSession' | 'requireLive' | 'readFunction' | 'readLoop' | 'loopRegistry' | 'dispatch'
   >;
   readonly catalog: FunctionCatalog;
   readonly conditions: ConditionRegistry;
@@ -100,10 +101,49 @@ const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const AGENT_NAME = /^(?=.*\S)[^\p{Cc}]{1,128}$/u;
 
 /**
+ * Every command of a session handle with its parameters' names: what the command guard
+ * wraps and names in its errors (a method missing here fails to compile).
+ */
+const SESSION_COMMANDS: CommandTable<SessionHandle> = {
+  send: ['event'],
+  toolCall: ['call'],
+  facts: [],
+  setSlot: ['key', 'value'],
+  activate: ['name'],
+  deactivate: ['name'],
+  signal: ['args'],
+  tool: ['text'],
+  startLoop: ['text', 'options'],
+  stopLoop: ['options'],
+  observeTool: ['name'],
+  idle: [],
+  message: ['text'],
+  resume: ['name'],
+  setKv: ['name', 'key', 'value'],
+  view: [],
+  close: [],
+};
+
+/**
  * The host's handle on one live session. Every method validates its input and either
- * applies it completely or throws a `RoleboxError` and changes nothing.
+ * applies it completely or throws a `RoleboxError` and changes nothing. Every method goes
+ * through one guard first (`guardCommands`): its arguments are read once (one that
+ * throws when read is `invalid_argument`), and the session must be live in this rolebox
+ * (`unknown_session` once it is closed, `session_owned_elsewhere` once another process
+ * drives it), so no call reaches an actor of a session that is not this handle's to drive.
  */
 export class SessionHandle {
+  static {
+    guardCommands(SessionHandle.prototype, 'session', SESSION_COMMANDS, (handle) => {
+      if (typeof handle !== 'object' || handle === null || !(#host in handle))
+        throw new RoleboxError(
+          'invalid_argument',
+          `a session handle method was called on ${describeValue(handle)}, not on a session handle (call it as session.method(…))`,
+        );
+      handle.#host.access.requireLive(handle.id);
+    });
+  }
+
   /** The session id. */
   readonly id: string;
   readonly #host: SessionHost;
@@ -118,6 +158,7 @@ export class SessionHandle {
     this.artifacts = new ArtifactsHandle({
       sessionId: id,
       now: () => host.now(),
+      requireSession: () => host.access.requireLive(id),
       artifacts: () => host.access.requireSession(id).artifacts,
       deliver: (command) => {
         host.access.dispatch({ type: 'system.deliver', sessionId: id, command });

@@ -10,6 +10,7 @@ import type {
   StoreOwner,
   WakeUp,
 } from '../ports/snapshot-store.js';
+import { claimedRecordIn, claimResultIn, lostIn, renewedIn } from '../ports/store-contract.js';
 import type { LoopEffectRunner } from './loop-effect-runner.js';
 import type { SystemAccess } from './system-access.js';
 import { WakeUpScheduler } from './wake-ups.js';
@@ -149,7 +150,7 @@ export class SessionRuntime {
       );
     }
     const { owner, leaseMs } = this.#settings;
-    const stored = immediate.claimAndLoad(sessionId, owner, leaseMs, this.#now());
+    const stored = claimedRecordIn(immediate.claimAndLoad(sessionId, owner, leaseMs, this.#now()));
     if (stored === undefined) return false;
     const lease = this.#leaseOrThrow(sessionId, stored.claim);
     this.#bringIn(sessionId, stored.data, lease, trigger, dueBy);
@@ -166,11 +167,8 @@ export class SessionRuntime {
     const { store } = this.#host;
     if (!store) return undefined;
     for (;;) {
-      const result = await store.claim(
-        sessionId,
-        this.#settings.owner,
-        this.#settings.leaseMs,
-        this.#now(),
+      const result = claimResultIn(
+        await store.claim(sessionId, this.#settings.owner, this.#settings.leaseMs, this.#now()),
       );
       if (result.ok || !wait) return this.#leaseOrThrow(sessionId, result);
       // The owner's claim runs out at `expiresAt` at the latest; check again then (or
@@ -502,7 +500,7 @@ export class SessionRuntime {
       );
       let lost: string[] = [];
       try {
-        lost = store.immediate.renew(leases, owner, leaseMs, this.#now());
+        lost = lostIn(store.immediate.renew(leases, owner, leaseMs, this.#now()));
       } catch (error) {
         this.#host.report(error instanceof Error ? error : new Error(String(error)));
       }
@@ -513,7 +511,8 @@ export class SessionRuntime {
     for (const [sessionId, entry] of [...access.directory.entries()]) {
       if (!entry.lease) continue;
       try {
-        if (!(await store.renew(entry.lease, owner, leaseMs, this.#now()))) lost.push(sessionId);
+        if (!renewedIn(await store.renew(entry.lease, owner, leaseMs, this.#now())))
+          lost.push(sessionId);
       } catch (error) {
         this.#host.report(error instanceof Error ? error : new Error(String(error)), sessionId);
       }

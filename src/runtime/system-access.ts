@@ -148,9 +148,17 @@ export class SystemAccess {
       (event.type === 'system.deliver' ||
         event.type === 'system.start_loop' ||
         event.type === 'system.close_session') &&
-      !this.isLive(event.sessionId)
+      !this.isLive(event.sessionId) &&
+      !this.#hooks.activate(event.sessionId)
     )
-      this.#hooks.activate(event.sessionId);
+      // Never routed to an actor that is not there: XState would put the root (and with it
+      // every session of this process) into `error` (issue 22). The handles refuse first;
+      // this is the floor under every other caller.
+      throw new RoleboxError(
+        'unknown_session',
+        `no open session ${describeValue(event.sessionId)}`,
+        { sessionId: event.sessionId },
+      );
     if ('sessionId' in event) this.#touched.add(event.sessionId);
     // A command for a live session goes straight to its actor: through the root and its
     // shard it would cost two more XState steps and change nothing (they only route it).
@@ -299,6 +307,22 @@ export class SystemAccess {
   /** A live loop's actor, if it is live. */
   loopActor(loopId: string): ActorRefFrom<LoopMachine> | undefined {
     return this.actor(loopActorId(loopId)) as ActorRefFrom<LoopMachine> | undefined;
+  }
+
+  /**
+   * Makes sure session `sessionId` is live here, activating it when it is passivated; reads
+   * nothing of it (the command guard's check, before every command of a handle).
+   * Throws: `unknown_session` naming the id; what activation throws
+   * (`session_owned_elsewhere`, …); the gate's `not_started`, `stopped`, `store_failed`.
+   */
+  requireLive(sessionId: string): void {
+    this.#hooks.gate();
+    if (this.isLive(sessionId)) return;
+    if (typeof sessionId === 'string' && this.#hooks.activate(sessionId) && this.isLive(sessionId))
+      return;
+    throw new RoleboxError('unknown_session', `no open session ${describeValue(sessionId)}`, {
+      sessionId,
+    });
   }
 
   /**
