@@ -1,6 +1,18 @@
 import { describe, expect, it } from 'vitest';
-import type { InspectionEvent } from 'xstate';
-import { createRolebox, defineFunction, MemorySnapshotStore } from '../src/index.js';
+import type { AnyStateNode, InspectionEvent } from 'xstate';
+import {
+  createFunctionMachine,
+  createLoopMachine,
+  createSessionMachine,
+  FunctionCatalog,
+  resolveLimits,
+} from '../machines/index.js';
+import {
+  createRolebox,
+  defaultConditionRegistry,
+  defineFunction,
+  MemorySnapshotStore,
+} from '../src/index.js';
 import { ScriptedDispatcher, SimulatedClock, settle } from '../src/testing/index.js';
 
 // XState 5.33 memoizes transition candidates per state node and event type in a
@@ -121,4 +133,25 @@ describe('the event types machines receive are a finite catalogue', () => {
             expect.fail(`the ${machine} machine received ${type}, naming ${id}`);
     expect(large.ids.size).toBeGreaterThan(2_000);
   }, 300_000);
+});
+
+describe('which children end', () => {
+  /** The kinds of every state node of a machine. */
+  const kindsOf = (node: AnyStateNode): string[] => [
+    node.type,
+    ...Object.values(node.states).flatMap((child) => kindsOf(child as AnyStateNode)),
+  ];
+
+  it('a session never ends (no final state): its shard receives no done event naming it', () => {
+    const env = {
+      catalog: new FunctionCatalog([]),
+      conditions: defaultConditionRegistry,
+      limits: resolveLimits({}),
+      clock: new SimulatedClock(0),
+    };
+    expect(kindsOf(createSessionMachine(env).root)).not.toContain('final');
+    // Functions and loops do end: that is why their child ids are local (`fn:<name>`, `loop`).
+    expect(kindsOf(createFunctionMachine(env).root)).toContain('final');
+    expect(kindsOf(createLoopMachine(env).root)).toContain('final');
+  });
 });
