@@ -18,7 +18,9 @@ interface PersistedTree {
   readonly value?: unknown;
   readonly context?: unknown;
   readonly error?: unknown;
-  readonly children?: Readonly<Record<string, { readonly snapshot?: unknown } | undefined>>;
+  readonly children?: Readonly<
+    Record<string, { readonly snapshot?: unknown; readonly systemId?: unknown } | undefined>
+  >;
 }
 
 /** Which machine draws an actor, by its systemId; undefined for helpers (artifacts, invoked). */
@@ -67,8 +69,10 @@ export function actorsOfSnapshot(
   const walk = (tree: PersistedTree, parent: string) => {
     for (const [childId, child] of Object.entries(tree.children ?? {})) {
       const childTree = asTree(child?.snapshot);
-      if (childId.startsWith('shard:')) walk(childTree, parent);
-      else if (machineKindOf(childId)) report(childId, childTree, parent);
+      // Actors are named by systemId: child ids are local (`fn:<name>`, `loop`) and repeat.
+      const systemId = typeof child?.systemId === 'string' ? child.systemId : childId;
+      if (systemId.startsWith('shard:')) walk(childTree, parent);
+      else if (machineKindOf(systemId)) report(systemId, childTree, parent);
     }
   };
   report(id, asTree(persisted), parentId);

@@ -1,5 +1,10 @@
 import { type AnyActorRef, assign, enqueueActions, type ParameterizedObject } from 'xstate';
-import { functionActorId, loopActorId } from '../src/base/actor-ids.js';
+import {
+  functionActorId,
+  functionChildId,
+  LOOP_CHILD_ID,
+  loopActorId,
+} from '../src/base/actor-ids.js';
 import type { FunctionContext } from '../src/function/machine-types.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
 import type { LoopInput } from '../src/loop/machine-types.js';
@@ -355,7 +360,7 @@ function containerActions(env: MachineEnv) {
       ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
         const facts = factsNow(context, self);
         for (const name of context.liveFunctions)
-          enqueue.sendTo(functionActorId(context.sessionId, name), {
+          enqueue.sendTo(functionChildId(name), {
             type: 'fn.signal',
             signal,
             facts,
@@ -378,7 +383,7 @@ function containerActions(env: MachineEnv) {
       ({ context, self, enqueue }, { tool, at }: { tool: string; at: number }) => {
         const facts = factsNow(context, self);
         for (const name of context.liveFunctions)
-          enqueue.sendTo(functionActorId(context.sessionId, name), {
+          enqueue.sendTo(functionChildId(name), {
             type: 'fn.tool',
             tool,
             facts,
@@ -396,7 +401,7 @@ function containerActions(env: MachineEnv) {
       const facts = { ...factsNow(context, self), turn: begun.turn };
       enqueue.assign({ ...begun, updatedAt: at });
       for (const name of context.liveFunctions)
-        enqueue.sendTo(functionActorId(context.sessionId, name), {
+        enqueue.sendTo(functionChildId(name), {
           type: 'fn.idle',
           cycle: begun.idleCycle,
           facts,
@@ -417,7 +422,7 @@ function containerActions(env: MachineEnv) {
       const { continuations, report } = decideIdle(idle, context, cap);
       if (report.continued)
         for (const name of report.continuing)
-          enqueue.sendTo(functionActorId(sessionId, name), {
+          enqueue.sendTo(functionChildId(name), {
             type: 'fn.continue_granted',
             turn: context.turn,
             at: context.updatedAt,
@@ -439,16 +444,16 @@ function containerActions(env: MachineEnv) {
         const loop =
           context.activeLoopId === null
             ? undefined
-            : childSnapshot<LoopMachine>(self, loopActorId(context.activeLoopId));
+            : childSnapshot<LoopMachine>(self, LOOP_CHILD_ID);
         const state = loop ? loopStateOf(loop) : undefined;
         if (state && shouldCancelLoop(state, text))
-          enqueue.sendTo(loopActorId(state.id), { type: 'loop.cancel_now', at });
+          enqueue.sendTo(LOOP_CHILD_ID, { type: 'loop.cancel_now', at });
         const facts = factsNow({ ...context, userMessageInTurn: true }, self);
         // It resumes gated functions that have no gate; functions with a gate re-check it
         // (user_approval() may now hold).
         for (const name of context.liveFunctions) {
           const hasGate = env.catalog.require(name).gate !== undefined;
-          enqueue.sendTo(functionActorId(context.sessionId, name), {
+          enqueue.sendTo(functionChildId(name), {
             type: hasGate ? 'fn.facts' : 'fn.resume',
             facts,
             at,
@@ -461,7 +466,7 @@ function containerActions(env: MachineEnv) {
       ({ context, self, enqueue }, { name, at }: { name: string; at: number }) => {
         if (!context.liveFunctions.includes(name)) return;
         const facts = factsNow(context, self);
-        enqueue.sendTo(functionActorId(context.sessionId, name), { type: 'fn.resume', facts, at });
+        enqueue.sendTo(functionChildId(name), { type: 'fn.resume', facts, at });
       },
     ),
     setFunctionValue: sessionAction(
@@ -471,7 +476,7 @@ function containerActions(env: MachineEnv) {
       ) => {
         if (!context.liveFunctions.includes(name)) return;
         const facts = factsNow(context, self);
-        enqueue.sendTo(functionActorId(context.sessionId, name), {
+        enqueue.sendTo(functionChildId(name), {
           type: 'fn.kv_set',
           key,
           value,
@@ -495,7 +500,7 @@ function containerActions(env: MachineEnv) {
       enqueue(tellHost({ type: 'artifact_written', sessionId, artifactId, name: write.name }));
       const facts = factsNow(context, self, write.name);
       for (const name of context.liveFunctions)
-        enqueue.sendTo(functionActorId(sessionId, name), { type: 'fn.facts', facts, at: write.at });
+        enqueue.sendTo(functionChildId(name), { type: 'fn.facts', facts, at: write.at });
     }),
     setArtifactStatus: sessionAction(
       ({ enqueue }, { id, status, at }: { id: string; status: ArtifactStatus; at: number }) => {
@@ -509,8 +514,11 @@ function containerActions(env: MachineEnv) {
       const { sessionId } = context;
       const facts = factsNow(context, self);
       for (const name of plan.spawn) {
-        const id = functionActorId(sessionId, name);
-        enqueue.spawnChild('function', { id, systemId: id, input: { sessionId, name, facts, at } });
+        enqueue.spawnChild('function', {
+          id: functionChildId(name),
+          systemId: functionActorId(sessionId, name),
+          input: { sessionId, name, facts, at },
+        });
         enqueue(tellHost({ type: 'function_activated', sessionId, function: name, by }));
       }
       if (plan.spawn.length === 0) return;
@@ -522,13 +530,13 @@ function containerActions(env: MachineEnv) {
       const { sessionId } = context;
       const lastStates = Object.fromEntries(
         names.flatMap((name) => {
-          const last = childSnapshot<FunctionMachine>(self, functionActorId(sessionId, name));
+          const last = childSnapshot<FunctionMachine>(self, functionChildId(name));
           return last ? [[name, { value: last.value, context: last.context }]] : [];
         }),
       );
       const plan = planDeactivation(context, names, lastStates, at);
       for (const name of plan.stop) {
-        enqueue.stopChild(functionActorId(sessionId, name));
+        enqueue.stopChild(functionChildId(name));
         enqueue(tellHost({ type: 'function_deactivated', sessionId, function: name, by }));
       }
       if (plan.stop.length === 0) return;
@@ -555,8 +563,11 @@ function containerActions(env: MachineEnv) {
       },
     ),
     startLoop: sessionAction(({ context, enqueue }, loop: LoopInput) => {
-      const id = loopActorId(loop.loopId);
-      enqueue.spawnChild('loop', { id, systemId: id, input: loop });
+      enqueue.spawnChild('loop', {
+        id: LOOP_CHILD_ID,
+        systemId: loopActorId(loop.loopId),
+        input: loop,
+      });
       enqueue.assign({ activeLoopId: loop.loopId, updatedAt: loop.at });
       const { sessionId } = context;
       enqueue(tellHost({ type: 'loop_started', sessionId, loopId: loop.loopId }));
@@ -568,7 +579,7 @@ function containerActions(env: MachineEnv) {
     }),
     stopLoop: sessionAction(({ context, enqueue }, { now, at }: { now: boolean; at: number }) => {
       if (context.activeLoopId === null) return;
-      enqueue.sendTo(loopActorId(context.activeLoopId), {
+      enqueue.sendTo(LOOP_CHILD_ID, {
         type: now ? 'loop.cancel_now' : 'loop.request_cancel',
         at,
       });
@@ -577,7 +588,7 @@ function containerActions(env: MachineEnv) {
       ({ context, enqueue }, { loopId, state }: { loopId: string; state: LoopState }) => {
         if (context.activeLoopId !== loopId) return;
         // Its last state is kept in `lastLoop`; the finished actor is not kept around.
-        enqueue.stopChild(loopActorId(loopId));
+        enqueue.stopChild(LOOP_CHILD_ID);
         enqueue.assign({ activeLoopId: null, lastLoop: state, updatedAt: state.updatedAt });
         enqueue(tell({ type: 'system.loop_finished', loopId, phase: state.phase }));
         const { sessionId } = context;

@@ -23,8 +23,11 @@ import {
   withEvent,
 } from './session.actions.js';
 
-/** Version of the session machine's persisted shape; bump when context or states change. */
-export const SESSION_MACHINE_VERSION = 1;
+/**
+ * Version of the session machine's persisted shape; bump when context, states or child ids
+ * change. 2: child ids are local (`fn:<name>`, `loop`), the unique part is in the systemId.
+ */
+export const SESSION_MACHINE_VERSION = 2;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 
@@ -46,8 +49,8 @@ export type SessionMachineEnv = MachineEnv & { readonly factories?: SessionMachi
  * (`invoke_main_agent`, `run_worker`, …) leave as events; the machine performs no I/O.
  *
  * The handlers at the root make the session the container of its function actors
- * (`fn:<sessionId>:<name>`), its loop (`loop:<loopId>`) and its artifact store
- * (`artifacts`, @xstate/store): they route agent signals, tool reports, idle cycles and
+ * (child `fn:<name>`, systemId `fn:<sessionId>:<name>`), its loop (child `loop`, systemId
+ * `loop:<loopId>`) and its artifact store (`artifacts`, @xstate/store): they route agent signals, tool reports, idle cycles and
  * user messages in every phase. What they decide is worked out by the plain functions of
  * `src/session/` (activation, idle cycles, facts, artifact ids); the actions here turn it
  * into spawns, sends and `tellParent`.

@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { MemorySnapshotStore } from '../src/index.js';
+import { MACHINE_MIGRATIONS } from '../src/persistence/machine-migrations.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
 import { boot } from './support/persistence.js';
 
@@ -61,5 +62,85 @@ describe('stores written by rolebox 0.1', () => {
       saved.snapshot.children as Record<string, { src: string; snapshot: { children: object } }>,
     ).find((child) => child.src === 'loop');
     expect(loopChild?.snapshot.children).toEqual({});
+  });
+});
+
+describe('session machine 1 → 2: child ids are local (`fn:<name>`, `loop`)', () => {
+  it('the migration renames function and loop children and keeps their systemIds', () => {
+    const child = (src: string, systemId: string, context: object = {}) => ({
+      src,
+      systemId,
+      snapshot: { status: 'active', value: 'active', context, children: {} },
+    });
+    const v1 = {
+      status: 'active',
+      value: 'idle',
+      context: { sessionId: 'S1', activeLoopId: 'L7' },
+      children: {
+        artifacts: child('artifacts', 'artifacts:S1'),
+        'fn:S1:approval': child('function', 'fn:S1:approval', {
+          sessionId: 'S1',
+          name: 'approval',
+        }),
+        'fn:S1:a:b': child('function', 'fn:S1:a:b', { sessionId: 'S1', name: 'a:b' }),
+        'loop:L7': child('loop', 'loop:L7', { id: 'L7' }),
+      },
+    };
+    const migrate = MACHINE_MIGRATIONS.session[1] as (s: object) => Record<string, unknown>;
+    const v2 = migrate(structuredClone(v1)) as typeof v1 & {
+      children: Record<string, { systemId: string }>;
+    };
+    expect(Object.keys(v2.children).sort()).toEqual(['artifacts', 'fn:a:b', 'fn:approval', 'loop']);
+    expect(v2.children['fn:approval']).toEqual(v1.children['fn:S1:approval']);
+    expect(v2.children.loop).toEqual(v1.children['loop:L7']);
+    expect(v2.context).toEqual(v1.context);
+    // A record without session children (the `$system` record) is returned as it was.
+    const system = { context: { loopRegistry: { loops: {} } } };
+    expect(migrate(system)).toEqual(system);
+  });
+
+  it('a store written by version 1 restores, works and is saved again with local child ids', async () => {
+    const { store } = storedBy01();
+    const v1 = JSON.parse(store.records.get('awaiting') as string);
+    expect(v1.machineVersions.session).toBe(1);
+    expect(Object.keys(v1.snapshot.children).sort()).toEqual([
+      'artifacts',
+      'fn:awaiting:approval',
+      'loop:loop_xb728i2zmord',
+    ]);
+    const dispatcher = new ScriptedDispatcher();
+    await dispatcher.dispatchRound(
+      { loopId: 'x', round: 1, originSessionId: 'awaiting', agent: 'default', prompt: '' },
+      'loop_xb728i2zmord:1',
+    );
+    const b = await boot({ store, dispatcher, limits: { interRoundDelayMs: 2_000 } }, 1_000);
+    expect(b.report.failed).toEqual([]);
+    const awaiting = b.rb.session('awaiting');
+    // The function restored under its new child id still takes its session's commands.
+    expect(awaiting.view().functions).toEqual([
+      expect.objectContaining({ name: 'approval', status: 'live' }),
+    ]);
+    expect(JSON.stringify(awaiting.view().functions[0]?.signals)).not.toContain('escalate');
+    awaiting.signal({ type: 'escalate', payload: { reason: 'x' } });
+    expect(JSON.stringify(awaiting.view().functions[0]?.signals)).toContain('escalate');
+    // The loop restored under `loop` is still driven: its worker's end advances it.
+    dispatcher.complete('task-1', 'survey done');
+    await b.advance(0);
+    expect(awaiting.view().loop).toMatchObject({ current: 2 });
+    await b.rb.flush();
+    const saved = JSON.parse(store.records.get('awaiting') as string);
+    expect(saved.machineVersions.session).toBe(2);
+    expect(
+      Object.entries(
+        saved.snapshot.children as Record<string, { src: string; systemId: string }>,
+      ).map(([id, child]) => [id, child.src, child.systemId]),
+    ).toEqual(
+      expect.arrayContaining([
+        ['artifacts', 'artifacts', 'artifacts:awaiting'],
+        ['fn:approval', 'function', 'fn:awaiting:approval'],
+        ['loop', 'loop', 'loop:loop_xb728i2zmord'],
+      ]),
+    );
+    expect(Object.keys(saved.snapshot.children)).toHaveLength(3);
   });
 });

@@ -77,7 +77,7 @@ describe('a replay on changed code', () => {
     expect(report.divergence?.index).toBe(firstCollect);
     expect(report.replayed).toBe(firstCollect + 1);
     expect(report.divergence?.diff).toContain(
-      `children.session:loop.snapshot.children.${loopId}.snapshot.context.lastSummary: expected "B is cheapest.", got "B is cheapest"`,
+      `children.session:loop.snapshot.children.loop.snapshot.context.lastSummary: expected "B is cheapest.", got "B is cheapest"`,
     );
     expect(formatReplayReport(report)).toContain(
       `replay diverged at event ${firstCollect} (loop.result_collected → ${loopId}), in actor ${loopId}:`,

@@ -133,7 +133,7 @@ describe('ownership between two roleboxes on one store', () => {
     const stored = decodeEnvelope('S', storedBySecond as string).snapshot as {
       children: Record<string, { snapshot: { value: unknown } }>;
     };
-    expect(stored.children['fn:S:approval']?.snapshot.value).toBe('active');
+    expect(stored.children['fn:approval']?.snapshot.value).toBe('active');
     // And the first cannot get it back while the second holds it.
     expect(errorOf(() => first.rb.session('S')).code).toBe('session_owned_elsewhere');
   });

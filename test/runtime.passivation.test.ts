@@ -83,7 +83,7 @@ function storedLoopValue(store: MemorySnapshotStore, id: string): unknown {
   const { snapshot } = decodeEnvelope(id, store.records.get(id) as string) as {
     snapshot: { children: Record<string, { snapshot: { value: unknown } }> };
   };
-  const loop = Object.entries(snapshot.children).find(([childId]) => childId.startsWith('loop:'));
+  const loop = Object.entries(snapshot.children).find(([childId]) => childId === 'loop');
   return loop?.[1].snapshot.value;
 }
 

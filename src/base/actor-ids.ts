@@ -8,15 +8,31 @@ export function sessionActorId(sessionId: string): string {
   return `session:${sessionId}`;
 }
 
-/** The systemId (and child id) of a function actor: `fn:<sessionId>:<name>`. */
+/** The systemId of a function actor: `fn:<sessionId>:<name>` (its child id is `functionChildId`). */
 export function functionActorId(sessionId: string, name: string): string {
   return `fn:${sessionId}:${name}`;
 }
 
-/** The systemId (and child id) of a loop actor: `loop:<loopId>`. */
+/**
+ * The child id of a function actor in its session: `fn:<name>`. Child ids are local and
+ * stable: XState names the events a child sends its parent when it ends after its id
+ * (`xstate.done.actor.<id>`), and keeps every event type a machine ever received for good
+ * (DESIGN §3), so an id holding a session or loop id would grow the heap with every session.
+ */
+export function functionChildId(name: string): string {
+  return `fn:${name}`;
+}
+
+/** The systemId of a loop actor: `loop:<loopId>` (its child id is `LOOP_CHILD_ID`). */
 export function loopActorId(loopId: string): string {
   return `loop:${loopId}`;
 }
+
+/**
+ * The child id of a session's loop actor: `loop`. A session runs one loop at a time; the
+ * loop's id lives in its systemId and context, not in its child id (see {@link functionChildId}).
+ */
+export const LOOP_CHILD_ID = 'loop';
 
 /** The systemId (and child id) of a session's artifact store: `artifacts:<sessionId>`. */
 export function artifactsActorId(sessionId: string): string {

@@ -1,6 +1,12 @@
 import type { AnyStateMachine } from 'xstate';
 import type { z } from 'zod';
-import { functionActorId, loopActorId, sessionActorId } from '../base/actor-ids.js';
+import {
+  functionActorId,
+  functionChildId,
+  LOOP_CHILD_ID,
+  loopActorId,
+  sessionActorId,
+} from '../base/actor-ids.js';
 import { topStateOf } from '../base/state-value.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
@@ -213,14 +219,14 @@ export function checkSessionSnapshot(
           `${where} context`,
           `it belongs to session ${describeValue(fn.sessionId)}`,
         );
-      const expectedId = functionActorId(sessionId, fn.name);
+      const expectedId = functionChildId(fn.name);
       if (childId !== expectedId)
         failCheck(
           sessionId,
           where,
           `function ${describeValue(fn.name)} must be the child ${expectedId}`,
         );
-      expectSystemIdOf(sessionId, childId, child, expectedId);
+      expectSystemIdOf(sessionId, childId, child, functionActorId(sessionId, fn.name));
       const live = context.liveFunctions.includes(fn.name);
       if (live !== (stored.status === 'active'))
         failCheck(
@@ -251,14 +257,13 @@ export function checkSessionSnapshot(
           `${where} context`,
           `it belongs to session ${describeValue(loop.originSessionId)}`,
         );
-      const expectedId = loopActorId(loop.id);
-      if (childId !== expectedId)
+      if (childId !== LOOP_CHILD_ID)
         failCheck(
           sessionId,
           where,
-          `loop ${describeValue(loop.id)} must be the child ${expectedId}`,
+          `loop ${describeValue(loop.id)} must be the child ${LOOP_CHILD_ID}`,
         );
-      expectSystemIdOf(sessionId, childId, child, expectedId);
+      expectSystemIdOf(sessionId, childId, child, loopActorId(loop.id));
       checkStateValue(sessionId, machines.loop, stored, where);
       // A loop asks for its I/O as effects: it has no child actors of its own.
       const extra = Object.keys(stored.children);
@@ -296,7 +301,7 @@ export function checkSessionSnapshot(
   if (!Object.hasOwn(session.children, ARTIFACTS_CHILD))
     failCheck(sessionId, 'session', 'its artifact store is missing');
   for (const name of context.liveFunctions) {
-    if (!Object.hasOwn(session.children, functionActorId(sessionId, name)))
+    if (!Object.hasOwn(session.children, functionChildId(name)))
       failCheck(sessionId, 'session', `live function ${describeValue(name)} has no actor`);
   }
   if (context.activeLoopId !== liveLoopId)

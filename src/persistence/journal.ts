@@ -3,6 +3,7 @@ import { z } from 'zod';
 import {
   artifactsActorId,
   functionActorId,
+  functionChildId,
   parseActorId,
   SYSTEM_ACTOR_ID,
   sessionActorId,
@@ -235,7 +236,10 @@ export function parseRecordedRun(value: unknown, where = 'recorded run'): Record
 
 /** A persisted machine snapshot as the fork helpers read it. */
 interface SnapshotNode {
-  readonly children?: Record<string, { readonly snapshot?: unknown }>;
+  readonly children?: Record<
+    string,
+    { readonly snapshot?: unknown; readonly src?: unknown; readonly systemId?: unknown }
+  >;
 }
 
 /**
@@ -256,10 +260,13 @@ export function sessionSnapshotIn(systemSnapshot: unknown, sessionId: string): u
   return undefined;
 }
 
-/** The loop actors (`loop:…`) of a session subtree snapshot. */
+/** The systemIds (`loop:…`) of the loop actors of a session subtree snapshot. */
 function loopActorsOf(sessionSnapshot: unknown): string[] {
   const children = (sessionSnapshot as SnapshotNode | undefined)?.children ?? {};
-  return Object.keys(children).filter((childId) => childId.startsWith('loop:'));
+  // The child id is local (`loop`); the systemId names the loop, as journal targets do.
+  return Object.values(children).flatMap((child) =>
+    child.src === 'loop' && typeof child.systemId === 'string' ? [child.systemId] : [],
+  );
 }
 
 /**
@@ -324,8 +331,10 @@ export function renamedSessionSnapshot(snapshot: unknown, to: string): unknown {
     if (child.src === 'function') {
       const fn = child.snapshot as FunctionNode;
       fn.context.sessionId = to;
-      const id = functionActorId(to, fn.context.name);
-      children[id] = { ...child, systemId: id };
+      children[functionChildId(fn.context.name)] = {
+        ...child,
+        systemId: functionActorId(to, fn.context.name),
+      };
     } else if (child.src === 'artifacts') {
       children[childId] = { ...child, systemId: artifactsActorId(to) };
     } else {

@@ -26,6 +26,34 @@ function loopWithoutInvokedActors(snapshot: Json): Json {
 }
 
 /**
+ * Session machine 1 → 2: a session's children are named by local, stable ids — `fn:<name>`
+ * for a function, `loop` for its loop — instead of `fn:<sessionId>:<name>` and
+ * `loop:<loopId>` (XState keeps every event type a machine receives, and a child's end is
+ * an event named after its id: DESIGN §3). The systemIds, which keep the unique part,
+ * are unchanged. A record with no such children (the `$system` record) is returned as is.
+ */
+function sessionWithLocalChildIds(snapshot: Json): Json {
+  const children = snapshot.children as Record<string, Json> | undefined;
+  if (!children || typeof children !== 'object') return snapshot;
+  const migrated: Record<string, Json> = {};
+  for (const [id, child] of Object.entries(children)) {
+    migrated[localChildId(id, child)] = child;
+  }
+  return { ...snapshot, children: migrated };
+}
+
+/** The version-2 child id of a session child stored under `id` by version 1. */
+function localChildId(id: string, child: Json): string {
+  if (child?.src === 'loop' && id.startsWith('loop:')) return 'loop';
+  if (child?.src === 'function' && id.startsWith('fn:')) {
+    // The function's own context names it; a record without one is left for the check to refuse.
+    const name = ((child.snapshot as Json | undefined)?.context as Json | undefined)?.name;
+    if (typeof name === 'string') return `fn:${name}`;
+  }
+  return id;
+}
+
+/**
  * System machine 1 → 2: the root spawns shards and keeps no per-session context any more
  * (DESIGN §7). What a store holds of it never changed: the `$system` record is the loop
  * registry alone, and session records are session subtrees, so nothing needs rewriting.
@@ -45,7 +73,7 @@ export const MACHINE_MIGRATIONS: {
   >;
 } = {
   system: { 1: systemWithShards },
-  session: {},
+  session: { 1: sessionWithLocalChildIds },
   function: {},
   loop: { 1: loopWithoutInvokedActors },
 };

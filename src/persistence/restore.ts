@@ -1,3 +1,4 @@
+import { LOOP_CHILD_ID } from '../base/actor-ids.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import type { LoopRegistration, LoopRegistry } from '../loop/registry.js';
@@ -190,7 +191,7 @@ export function reconcileLoopRegistry(
     restored.add(sessionId);
     const { activeLoopId } = snapshot.context;
     if (activeLoopId === null) continue;
-    const loop = snapshot.children[`loop:${activeLoopId}`]?.snapshot.context;
+    const loop = snapshot.children[LOOP_CHILD_ID]?.snapshot.context;
     if (loop)
       running.set(activeLoopId, {
         ...(loop as unknown as RegisteredLoopContext),

@@ -1,5 +1,7 @@
+import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
 import { DEFAULT_SHARDS, shardIndexOf } from '../system/shards.js';
 import { comparableSnapshot, type RecordedRun } from './journal.js';
+import { MACHINE_MIGRATIONS } from './machine-migrations.js';
 
 type Json = Record<string, unknown>;
 
@@ -45,5 +47,48 @@ export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): Rec
     machineVersions: { ...run.machineVersions, system: 2 },
     initial: upgrade(run.initial, false),
     journal: run.journal.map((entry) => ({ ...entry, after: upgrade(entry.after, true) })),
+  };
+}
+
+/**
+ * A run recorded on an older session machine, its sessions in today's shape: each session
+ * subtree of every recorded system snapshot (the initial one and each entry's `after`) is
+ * brought up by the session migrations stored records go through (`MACHINE_MIGRATIONS`),
+ * e.g. version 1's child ids `fn:<sessionId>:<name>` and `loop:<loopId>` become `fn:<name>`
+ * and `loop`. The events are unchanged: they name their targets by systemId, which did not
+ * change. Sessions are found under the root or its shards, so it runs before or after
+ * {@link upgradeRecordedRun}.
+ */
+export function upgradeRecordedSessions(run: RecordedRun): RecordedRun {
+  const from = run.machineVersions.session;
+  if (from >= SESSION_MACHINE_VERSION) return run;
+  const migrateSession = (session: Json): Json => {
+    let migrated = session;
+    for (let version = from; version < SESSION_MACHINE_VERSION; version++) {
+      const migration = MACHINE_MIGRATIONS.session[version];
+      if (migration) migrated = migration(migrated);
+    }
+    return migrated;
+  };
+  const upgrade = (node: unknown): unknown => {
+    if (typeof node !== 'object' || node === null) return node;
+    const tree = node as Json & { children?: Record<string, Json> };
+    if (!tree.children) return node;
+    const children: Record<string, Json> = {};
+    for (const [childId, child] of Object.entries(tree.children)) {
+      const inner = child?.snapshot;
+      children[childId] = childId.startsWith('shard:')
+        ? { ...child, snapshot: upgrade(inner) }
+        : childId.startsWith('session:') && typeof inner === 'object' && inner !== null
+          ? { ...child, snapshot: migrateSession(inner as Json) }
+          : child;
+    }
+    return { ...tree, children };
+  };
+  return {
+    ...run,
+    machineVersions: { ...run.machineVersions, session: SESSION_MACHINE_VERSION },
+    initial: upgrade(run.initial),
+    journal: run.journal.map((entry) => ({ ...entry, after: upgrade(entry.after) })),
   };
 }

@@ -5,6 +5,7 @@ import {
   CONNECTING_BUFFER_FRAMES,
   connectWebSocketInspector,
   type InspectorCommand,
+  namingActorsBySystemId,
   type WebSocketInspector,
 } from './inspector-connection.js';
 import type { InspectOption } from './options.js';
@@ -31,7 +32,10 @@ export function startInspection(
       maxDeferredEvents: CONNECTING_BUFFER_FRAMES,
       ...stately,
     } as Parameters<typeof createBrowserInspector>[0]);
-    return { observer: inspector.inspect as Observer<InspectionEvent>, connection: undefined };
+    return {
+      observer: namingActorsBySystemId(inspector.inspect as Observer<InspectionEvent>),
+      connection: undefined,
+    };
   }
   if (typeof option === 'object' && 'url' in option) {
     const connection = connectWebSocketInspector(option.url, run);

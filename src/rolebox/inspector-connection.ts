@@ -21,6 +21,28 @@ export type InspectorCommand = RemoteCommand | InspectorForkCommand;
 /** Runs a command (perhaps asynchronously); throws or rejects (a RoleboxError, typically) to refuse it. */
 export type InspectorCommandHandler = (actor: string, command: InspectorCommand) => unknown;
 
+/**
+ * The inspection observer that reports each actor to an inspector under its systemId.
+ * @statelyai/inspect names an actor by its id in its parent, which is local and repeats for
+ * rolebox's children (`fn:<name>`, `loop`: see `functionChildId`); the systemId
+ * (`fn:<sessionId>:<name>`, `loop:<loopId>`) is what the page shows and sends commands to.
+ */
+export function namingActorsBySystemId(
+  inspect: Observer<InspectionEvent>,
+): Observer<InspectionEvent> {
+  return {
+    next(event) {
+      if (event.type !== '@xstate.actor') return inspect.next?.(event);
+      const ref = event.actorRef as { id?: string; systemId?: string };
+      // XState announces an actor before it sets its systemId; @statelyai/inspect reads the
+      // name a turn later, so it is read then. The real actor stays the prototype: its
+      // snapshot, logic and parent read through.
+      const named = Object.create(ref, { id: { get: () => ref.systemId ?? ref.id } });
+      inspect.next?.({ ...event, actorRef: named });
+    },
+  };
+}
+
 /** A live connection to an inspector server. */
 export interface WebSocketInspector {
   /** The XState inspection observer to pass to the actor system. */
@@ -203,7 +225,7 @@ export function connectWebSocketInspector(
   );
   inspector.start();
   return {
-    observer: inspector.inspect as Observer<InspectionEvent>,
+    observer: namingActorsBySystemId(inspector.inspect as Observer<InspectionEvent>),
     markJournal(sessionId, index, actor, eventType) {
       const frame = JSON.stringify({
         type: 'rolebox.journal',

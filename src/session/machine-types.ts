@@ -53,7 +53,7 @@ export interface SessionContext {
   readonly turn: number;
   /** The user sent a message since the last idle. */
   readonly userMessageInTurn: boolean;
-  /** Live function names in activation order; their actors are children `fn:<id>:<name>`. */
+  /** Live function names in activation order; their actors are children `fn:<name>` (systemId `fn:<id>:<name>`). */
   readonly liveFunctions: readonly string[];
   /** Completed or deactivated functions by name, with their last state. */
   readonly retiredFunctions: Readonly<Record<string, RetiredFunction>>;
@@ -65,7 +65,7 @@ export interface SessionContext {
   readonly idle: IdleCycle | null;
 
   // Loops.
-  /** The loop running in this session (child `loop:<id>`), if any. */
+  /** The loop running in this session (child `loop`, systemId `loop:<id>`), if any. */
   readonly activeLoopId: string | null;
   /** The last loop that finished here, as it ended. */
   readonly lastLoop: LoopState | null;

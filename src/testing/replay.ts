@@ -2,7 +2,7 @@ import { readFile, writeFile } from 'node:fs/promises';
 import { type AnyActorRef, createActor } from 'xstate';
 import type { MachineFactories } from '../../machines/system.machine.js';
 import { createSystemMachine } from '../../machines/system.machine.js';
-import { loopActorId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { LOOP_CHILD_ID, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -14,7 +14,11 @@ import {
   type RecordedRun,
   reviveEvent,
 } from '../persistence/journal.js';
-import { shardsOfRun, upgradeRecordedRun } from '../persistence/run-migrations.js';
+import {
+  shardsOfRun,
+  upgradeRecordedRun,
+  upgradeRecordedSessions,
+} from '../persistence/run-migrations.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { registryReportOf } from '../system/loop-registry-reports.js';
 import { SimulatedClock } from './simulated-clock.js';
@@ -88,8 +92,11 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
     shards: shardsOfRun(parsed),
     ...(options.machines ? { factories: options.machines } : {}),
   });
-  // A run recorded before sessions moved under shards replays in today's shape.
-  const checked = upgradeRecordedRun(parsed, createActor(machine).getPersistedSnapshot());
+  // A run recorded before sessions moved under shards, or before their children had local
+  // ids, replays in today's shape.
+  const checked = upgradeRecordedSessions(
+    upgradeRecordedRun(parsed, createActor(machine).getPersistedSnapshot()),
+  );
   const actor = createActor(machine, {
     systemId: SYSTEM_ACTOR_ID,
     snapshot: checked.initial as never,
@@ -130,7 +137,7 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
       const differences = diffJson(entry.after, actual);
       if (differences.length > 0)
         return fail(
-          actorOf(differences[0]?.path ?? ''),
+          actorOf(differences[0]?.path ?? '', actual),
           differences.slice(0, 12).map(formatDifference),
         );
     }
@@ -159,8 +166,7 @@ class LoopReportRelay {
       for (const session of Object.values(childrenOf(shard))) {
         const loopId = (session.getSnapshot() as { context?: { activeLoopId?: unknown } }).context
           ?.activeLoopId;
-        const loop =
-          typeof loopId === 'string' ? childrenOf(session)[loopActorId(loopId)] : undefined;
+        const loop = typeof loopId === 'string' ? childrenOf(session)[LOOP_CHILD_ID] : undefined;
         if (!loop || this.#listened.has(loop)) continue;
         this.#listened.add(loop);
         loop.on('*', (emitted) => {
@@ -236,10 +242,20 @@ function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
   return differences;
 }
 
-/** The innermost actor on a snapshot path (`children.session:S.snapshot.children.loop:L…` → `loop:L`). */
-function actorOf(path: string): string {
-  const matches = [...path.matchAll(/children\.([^.]+)/g)];
-  return matches.at(-1)?.[1] ?? SYSTEM_ACTOR_ID;
+/**
+ * The systemId of the innermost actor on a snapshot path
+ * (`children.session:S.snapshot.children.loop.snapshot…` → `loop:L`): child ids are local,
+ * so the child's recorded systemId names it (its child id when it has none).
+ */
+function actorOf(path: string, snapshot: unknown): string {
+  let actor = SYSTEM_ACTOR_ID;
+  let node = snapshot as { children?: Record<string, { systemId?: unknown; snapshot?: unknown }> };
+  for (const [, childId] of path.matchAll(/children\.([^.]+)/g)) {
+    const child = node?.children?.[childId as string];
+    actor = typeof child?.systemId === 'string' ? child.systemId : (childId as string);
+    node = child?.snapshot as typeof node;
+  }
+  return actor;
 }
 
 function formatDifference(difference: Difference): string {

@@ -15,7 +15,8 @@ export async function loopHarness(
   const dispatcher = options.dispatcher ?? new ScriptedDispatcher();
   const phases = new Map<string, string[]>();
   const inspect = (event: InspectionEvent) => {
-    const id = (event.actorRef as { id?: string }).id ?? '';
+    // By systemId (`loop:<id>`): a loop's child id in its session is just `loop`.
+    const id = (event.actorRef as { systemId?: string }).systemId ?? '';
     if (
       !id.startsWith('loop:') ||
       (event.type !== '@xstate.microstep' && event.type !== '@xstate.snapshot')

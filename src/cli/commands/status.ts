@@ -2,7 +2,7 @@ import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import { loopStateOf } from '../../../machines/loop.machine.js';
 import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
-import { functionActorId, loopActorId } from '../../base/actor-ids.js';
+import { functionChildId, LOOP_CHILD_ID } from '../../base/actor-ids.js';
 import { topStateOf } from '../../base/state-value.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
@@ -115,7 +115,7 @@ function readSession(sessionId: string, stored: unknown): StoredSession {
     Object.hasOwn(snapshot.children, id) ? snapshot.children[id] : undefined;
   const functions = [
     ...context.liveFunctions.map((name) => {
-      const child = childOf(functionActorId(sessionId, name));
+      const child = childOf(functionChildId(name));
       return { name, phase: child ? topStateOf(child.snapshot.value) : '?', live: true };
     }),
     ...Object.entries(context.retiredFunctions).map(([name, retired]) => ({
@@ -124,8 +124,7 @@ function readSession(sessionId: string, stored: unknown): StoredSession {
       live: false,
     })),
   ];
-  const liveLoop =
-    context.activeLoopId === null ? undefined : childOf(loopActorId(context.activeLoopId));
+  const liveLoop = context.activeLoopId === null ? undefined : childOf(LOOP_CHILD_ID);
   const loop: LoopState | null = liveLoop
     ? loopStateOf({
         value: liveLoop.snapshot.value,
