@@ -8,9 +8,11 @@ import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
+import { PassThrough } from 'node:stream';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { CommandDispatcher } from '../src/adapters/command-dispatcher.js';
 import { SqliteSnapshotStore } from '../src/adapters/sqlite-snapshot-store.js';
+import { runMcpCommand } from '../src/cli/commands/mcp.js';
 import {
   LOOP_RUN_SLOT,
   loopRunIn,
@@ -271,6 +273,42 @@ describe('rolebox resume of a store written before the per-loop record', () => {
     expect(resumed.code, resumed.stderr).toBe(0);
     // Round 1 was started by the API's dispatcher; round 2 runs the worker given.
     expect(ran()).toEqual(expected(['API', loopId, 1], ['GIVEN', loopId, 2]));
+  });
+});
+
+describe('rolebox mcp on a store with an unfinished rolebox loop', () => {
+  it('runs that loop with the worker it was started with, not its own --worker', async () => {
+    // Absolute paths: the server runs in this process, whose directory is not `dir`.
+    const gate = join(dir, 'gate');
+    const labelled = (label: string) =>
+      `cat > /dev/null; while [ ! -f ${quoted(gate)} ]; do sleep 0.02; done; echo "${label} $ROLEBOX_LOOP_ID $ROLEBOX_ROUND" >> ${quoted(runs)}`;
+    const child = startCli(['loop', '|loop:2| task A', '--worker', labelled('A'), '--delay', '0'], {
+      cwd: dir,
+    });
+    await child.line(/» round 1\/2 running/);
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(143);
+    const loopA = acknowledged(child.stderr());
+
+    const stdin = new PassThrough();
+    const served = runMcpCommand(
+      {
+        store: join(dir, '.rolebox', 'state.db'),
+        tasks: join(dir, '.rolebox', 'tasks'),
+        worker: labelled('MCP'),
+        inspect: false,
+      },
+      { out: () => {}, err: () => {} },
+      '1',
+      { stdin, stdout: new PassThrough() },
+    );
+    // Round 1 ends; the server wakes the loop's session and runs round 2.
+    await writeFile(gate, '');
+    for (let i = 0; i < 2_000 && ran().length < 2; i++)
+      await new Promise((resolve) => setTimeout(resolve, 10));
+    stdin.end();
+    expect(await served).toBe(0);
+    expect(ran()).toEqual(expected(['A', loopA.loop, 1], ['A', loopA.loop, 2]));
   });
 });
 

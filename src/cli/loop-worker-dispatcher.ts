@@ -14,13 +14,18 @@ export interface LoopWorkerDispatcherOptions {
   readonly stateDir: string;
   /** Testing only: the command dispatcher's crash points (see `CommandDispatcher`). */
   readonly onDispatchPoint?: (point: DispatchPoint) => void;
+  /**
+   * For a round of a loop given no worker with `assign`: the worker that loop was started
+   * with, when the caller can say (read where it is kept); undefined refuses the round.
+   */
+  readonly workerOf?: (input: RoundInput) => string | undefined;
 }
 
 /**
  * The CLI's dispatcher: runs each loop's rounds with the shell command that loop was
  * started with, never another's. A loop is given its worker with {@link assign} before it
- * dispatches; a round of a loop with none is refused (`invalid_argument`), so it can never
- * fall back on whatever command this process happens to hold.
+ * dispatches (or `workerOf` says it then); a round of a loop with none is refused
+ * (`invalid_argument`), so it never falls back on whatever command this process holds.
  *
  * One {@link CommandDispatcher} per distinct command, all on one tasks folder: a task's
  * status, result and cancellation do not depend on the command, so a task this process did
@@ -29,6 +34,7 @@ export interface LoopWorkerDispatcherOptions {
 export class LoopWorkerDispatcher implements Dispatcher {
   readonly #stateDir: string;
   readonly #onDispatchPoint: ((point: DispatchPoint) => void) | undefined;
+  readonly #workerOf: ((input: RoundInput) => string | undefined) | undefined;
   /** The worker command of each loop this process may drive. */
   readonly #workers = new Map<string, string>();
   /** One dispatcher per command (a key is a command). */
@@ -41,6 +47,7 @@ export class LoopWorkerDispatcher implements Dispatcher {
   constructor(options: LoopWorkerDispatcherOptions) {
     this.#stateDir = options.stateDir;
     this.#onDispatchPoint = options.onDispatchPoint;
+    this.#workerOf = options.workerOf;
   }
 
   /**
@@ -74,7 +81,7 @@ export class LoopWorkerDispatcher implements Dispatcher {
   }
 
   async dispatchRound(input: RoundInput, key: string): Promise<DispatchedTask> {
-    const worker = this.#workers.get(input.loopId);
+    const worker = this.#workers.get(input.loopId) ?? this.#workerOf?.(input);
     if (worker === undefined)
       throw new RoleboxError(
         'invalid_argument',
