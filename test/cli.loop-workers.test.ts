@@ -212,9 +212,12 @@ describe('rolebox resume with two unfinished loops', () => {
 /**
  * A store as rolebox wrote it before the per-loop record: a session whose loop is
  * unfinished (its round 1 running), with the session's worker slot when `worker` is given.
- * Returns the loop's id.
+ * Returns the session's and the loop's ids.
  */
-async function olderStore(workerCommand: string, recordWorker: boolean): Promise<string> {
+async function olderStore(
+  workerCommand: string,
+  recordWorker: boolean,
+): Promise<{ sessionId: string; loopId: string }> {
   const store = new SqliteSnapshotStore(join(dir, '.rolebox', 'state.db'));
   const rb = createRolebox({
     store,
@@ -241,12 +244,12 @@ async function olderStore(workerCommand: string, recordWorker: boolean): Promise
   await rb.flush();
   await rb.stop();
   await store.close();
-  return started.loopId;
+  return { sessionId: session.id, loopId: started.loopId };
 }
 
 describe('rolebox resume of a store written before the per-loop record', () => {
   it("uses the session's recorded worker", async () => {
-    const loopId = await olderStore(worker('OLD', true), true);
+    const { sessionId, loopId } = await olderStore(worker('OLD', true), true);
     await writeFile(join(dir, 'gate'), '');
     const resumed = await cli('resume');
     expect(resumed.code, resumed.stderr).toBe(0);
@@ -254,10 +257,12 @@ describe('rolebox resume of a store written before the per-loop record', () => {
       `» worker: ${worker('OLD', true)} · delay between rounds: 0 ms`,
     );
     expect(ran()).toEqual(expected(['OLD', loopId, 1], ['OLD', loopId, 2]));
+    // `show` names the loop's worker from the session's record too.
+    expect((await cli('show', sessionId)).stdout).toContain(`worker:    ${worker('OLD', true)}`);
   });
 
   it('refuses, changing nothing, when no worker is known; --worker runs it', async () => {
-    const loopId = await olderStore(worker('API', true), false);
+    const { loopId } = await olderStore(worker('API', true), false);
     const before = (await cli('status')).stdout;
     const refused = await cli('resume');
     expect(refused.code).toBe(2);
