@@ -105,7 +105,7 @@ describe('a loop started while another stored loop is unfinished', () => {
     // Loop A: its reader stops after one line, so it leaves with exit 143 after round 1,
     // its round 2 still to come.
     const a = await pipeline(
-      `node ${quoted(ROLEBOX_BIN)} loop "|loop:3| task A" --worker ${quoted(worker('A'))} --delay 1000 | head -1`,
+      `node ${quoted(ROLEBOX_BIN)} loop "|loop:3| task A" --worker ${quoted(worker('A'))} --delay 2000 | head -1`,
     );
     expect(a.code, a.stderr).toBe(143);
     expect(a.stdout).toMatch(/^\[loop-progress loop started: 3 rounds/);
@@ -114,7 +114,7 @@ describe('a loop started while another stored loop is unfinished', () => {
 
     // Loop B, in another session of the same store, outlasting A's delay: its worker runs
     // B's round only, and A's round 2 waits for `rolebox resume`.
-    const b = await cli('loop', '|loop:1| task B', '--worker', worker('B', false, '1.5'));
+    const b = await cli('loop', '|loop:1| task B', '--worker', worker('B', false, '2.5'));
     expect(b.code, b.stderr).toBe(0);
     const loopB = acknowledged(b.stderr);
     expect(b.stderr).not.toMatch(/round 2\/1/);
@@ -155,7 +155,7 @@ describe('a loop started while another stored loop is unfinished', () => {
         ['A', loopA.loop, 3],
       ),
     );
-    expect(resumed.stderr).toContain(`» worker: ${worker('A')} · delay between rounds: 1 s`);
+    expect(resumed.stderr).toContain(`» worker: ${worker('A')} · delay between rounds: 2 s`);
     expect(resumed.stdout).toContain('A-WORKER round 3');
     expect(resumed.stdout).not.toContain('B-WORKER');
     expect(resumed.stderr).toContain(
@@ -296,6 +296,7 @@ describe('rolebox mcp on a store with an unfinished rolebox loop', () => {
     const loopA = acknowledged(child.stderr());
 
     const stdin = new PassThrough();
+    const said: string[] = [];
     const served = runMcpCommand(
       {
         store: join(dir, '.rolebox', 'state.db'),
@@ -303,17 +304,18 @@ describe('rolebox mcp on a store with an unfinished rolebox loop', () => {
         worker: labelled('MCP'),
         inspect: false,
       },
-      { out: () => {}, err: () => {} },
+      { out: (line) => said.push(line), err: (line) => said.push(line) },
       '1',
       { stdin, stdout: new PassThrough() },
     );
-    // Round 1 ends; the server wakes the loop's session and runs round 2.
+    // Round 1 ends; the server wakes the loop's session and runs round 2 (a minute at most:
+    // a loaded machine is slow to start a server and its worker).
     await writeFile(gate, '');
-    for (let i = 0; i < 2_000 && ran().length < 2; i++)
+    for (let i = 0; i < 6_000 && ran().length < 2; i++)
       await new Promise((resolve) => setTimeout(resolve, 10));
     stdin.end();
     expect(await served).toBe(0);
-    expect(ran()).toEqual(expected(['A', loopA.loop, 1], ['A', loopA.loop, 2]));
+    expect(ran(), said.join('\n')).toEqual(expected(['A', loopA.loop, 1], ['A', loopA.loop, 2]));
   });
 });
 
