@@ -168,9 +168,22 @@ describe('a loop started while another stored loop is unfinished', () => {
 describe('rolebox resume with two unfinished loops', () => {
   it('runs each loop with the worker it was started with, every round once', async () => {
     const started: { session: string; loop: string }[] = [];
-    for (const label of ['A', 'B']) {
+    // Started with different round timeouts too: the process has one, and says which.
+    for (const [label, timeout] of [
+      ['A', '60000'],
+      ['B', '120000'],
+    ]) {
       const child = startCli(
-        ['loop', `|loop:2| task ${label}`, '--worker', worker(label, true), '--delay', '0'],
+        [
+          'loop',
+          `|loop:2| task ${label}`,
+          '--worker',
+          worker(label as string, true),
+          '--delay',
+          '0',
+          '--round-timeout',
+          timeout as string,
+        ],
         { cwd: dir, env: { RUNS: runs } },
       );
       await child.line(/» round 1\/2 running/);
@@ -192,7 +205,12 @@ describe('rolebox resume with two unfinished loops', () => {
         ['B', loopB.loop, 2],
       ),
     );
-    expect(resumed.stderr).toContain('» workers: each loop its own (2 commands)');
+    expect(resumed.stderr).toContain(
+      '» workers: each loop its own (2 commands) · delay between rounds: 0 ms · round timeout: 2 min',
+    );
+    expect(resumed.stderr).toContain(
+      '» the loops were started with different --round-timeout (1 min, 2 min); all of them go on with the longest, 2 min (pass --round-timeout to choose)',
+    );
     for (const [label, { loop }] of [
       ['A', loopA],
       ['B', loopB],

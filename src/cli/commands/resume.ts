@@ -33,7 +33,7 @@ async function readStored(storePath: string): Promise<StoredLoops> {
  * Each unfinished loop's worker: the one it was started with (its own record, else the
  * session's an older rolebox wrote), `--worker` only for a loop whose own is not recorded.
  * The limits are those given, else those the loops were started with (one set for the
- * process: when the loops disagree, the first one's, and it says so).
+ * process: when the loops disagree, the longest, and it says so).
  * Throws: `invalid_argument` when a loop's worker is unknown and no `--worker` is given,
  * or the store records no worker at all.
  */
@@ -70,12 +70,14 @@ function planResume(
     if (given !== undefined) return given;
     const recorded = [
       ...new Set(loops.flatMap(({ run }) => (run?.[name] === undefined ? [] : [run[name]]))),
-    ];
+    ].sort((a, b) => a - b);
+    // The longest: no loop goes on faster, or has a round cut short sooner, than it asked.
+    const longest = recorded.at(-1);
     if (recorded.length > 1)
       output.err(
-        `» the loops were started with different ${flag} (${recorded.map(formatMs).join(', ')}); all of them go on with ${formatMs(recorded[0] as number)} (pass ${flag} to choose)`,
+        `» the loops were started with different ${flag} (${recorded.map(formatMs).join(', ')}); all of them go on with the longest, ${formatMs(longest as number)} (pass ${flag} to choose)`,
       );
-    return recorded[0];
+    return longest;
   };
   const delay = limit('delay', '--delay', options.delay);
   const roundTimeout = limit('roundTimeout', '--round-timeout', options.roundTimeout);
