@@ -41,7 +41,7 @@ export function exitCodeFor(phases: readonly string[]): number {
 }
 
 /**
- * Builds the rolebox a loop command runs with: the SQLite store (seen through `view` when
+ * Builds the rolebox a loop command runs with: the SQLite store (seen through `viewOf` when
  * given, e.g. {@link OwnSessionsStore}), a dispatcher that runs each loop with its own
  * worker (the caller assigns them) and the limits from the options.
  */
