@@ -93,7 +93,10 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       .description(
         'Restore the stored sessions, reconcile their loops with the worker tasks, and run them to the end.',
       )
-      .option('--worker <command>', 'worker command (default: the one the loop was started with)')
+      .option(
+        '--worker <command>',
+        'worker command for a loop whose own is not recorded (started by an older rolebox); each other loop runs the one it was started with',
+      )
       .addOption(jsonOption('print one JSON object per line (notes, rounds, the results)')),
     {
       delay: `the one the loop was started with, else ${formatMs(DEFAULT_LIMITS.interRoundDelayMs)}`,

@@ -1,9 +1,9 @@
-import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
-import { isRoleboxError, RoleboxError } from '../../errors.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { parseLoopCommand } from '../../loop/parse-loop-command.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
 import type { Dispatcher } from '../../ports/dispatcher.js';
+import type { SnapshotStore } from '../../ports/snapshot-store.js';
 import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import { crashPoint } from '../crash-points.js';
 import {
@@ -14,14 +14,11 @@ import {
   STORE_FAILED_EXIT_CODE,
 } from '../exit-codes.js';
 import { resolveInspect } from '../inspector-option.js';
+import { LOOP_RUN_SLOT, loopRunSlotValue, readStoredLoops } from '../loop-runs.js';
+import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import { followLoops, type NoteEvent, type Output } from '../output.js';
+import { OwnSessionsStore } from '../own-sessions-store.js';
 import { type RoundShown, readRound, roundFromLoop } from '../round-output.js';
-
-/** The slot where the CLI remembers a session's worker command, for `rolebox resume`. */
-export const WORKER_SLOT = 'cli.worker';
-
-/** The slot where the CLI remembers `--delay` and `--round-timeout`, so `rolebox resume` keeps them. */
-export const LIMITS_SLOT = 'cli.limits';
 
 /** Options shared by the commands that run loops. */
 export interface RunOptions {
@@ -44,20 +41,25 @@ export function exitCodeFor(phases: readonly string[]): number {
 }
 
 /**
- * Builds the rolebox a loop command runs with: the SQLite store, the command dispatcher
- * and the limits from the options.
+ * Builds the rolebox a loop command runs with: the SQLite store (seen through `viewOf` when
+ * given, e.g. {@link OwnSessionsStore}), a dispatcher that runs each loop with its own
+ * worker (the caller assigns them) and the limits from the options.
  */
-export async function cliRolebox(options: RunOptions, worker: string, output: Output) {
+export async function cliRolebox(
+  options: RunOptions,
+  output: Output,
+  viewOf?: (store: SqliteSnapshotStore) => SnapshotStore,
+) {
   const inspect = await resolveInspect(options.inspect, output);
-  const store = new SqliteSnapshotStore(options.store);
-  const dispatcher = new CommandDispatcher({
-    command: worker,
+  const sqlite = new SqliteSnapshotStore(options.store);
+  const view = viewOf ? viewOf(sqlite) : sqlite;
+  const dispatcher = new LoopWorkerDispatcher({
     stateDir: options.tasks,
     // The dispatcher's own named points (`before-key`, `before-spawn`, `after-spawn`).
     onDispatchPoint: crashPoint,
   });
   const rb: Rolebox = createRolebox({
-    store,
+    store: view,
     dispatcher,
     // Saved as soon as anything changes: a shell command can be killed at any moment.
     saveDebounceMs: 0,
@@ -69,10 +71,10 @@ export async function cliRolebox(options: RunOptions, worker: string, output: Ou
   });
   const close = async () => {
     await rb.stop();
-    await store.close();
+    await sqlite.close();
     await inspect?.server?.stop();
   };
-  return { rb, store, dispatcher, close };
+  return { rb, store: sqlite, dispatcher, close };
 }
 
 /** A command's view of its loops' progress, subscribed before anything can happen. */
@@ -292,7 +294,13 @@ export async function runLoopCommand(
   const command = parseLoopCommand(text);
   if (command.clamped)
     output.err(`» ${command.requested} rounds asked for; loops run at most ${command.iterations}`);
-  const { rb, dispatcher, close } = await cliRolebox(options, options.worker, output);
+  // Only this loop's session is woken here: any other stored loop is `rolebox resume`'s,
+  // which runs it with its own worker.
+  let own!: OwnSessionsStore;
+  const { rb, store, dispatcher, close } = await cliRolebox(options, output, (sqlite) => {
+    own = new OwnSessionsStore(sqlite);
+    return own;
+  });
   const total = command.iterations;
   // Listening before the loop starts, so its start note is printed too.
   const follower = followRolebox(rb, output, () => total, {
@@ -300,22 +308,48 @@ export async function runLoopCommand(
     ...(options.json ? { json: true } : {}),
   });
   try {
+    dispatcher.check(options.worker);
+    const unfinished = (await readStoredLoops(store)).loops.filter(
+      (loop) => loop.loopId !== undefined,
+    );
+    const taken = unfinished.find((loop) => loop.sessionId === options.session);
+    if (taken)
+      throw new RoleboxError(
+        'invalid_argument',
+        `session ${describeValue(taken.sessionId)} already runs loop ${describeValue(taken.loopId)}, unfinished; \`rolebox resume\` goes on with it (or pass another --session)`,
+        { sessionId: taken.sessionId, loopId: taken.loopId },
+      );
     await rb.start();
     const session = await rb.openSession(options.session ? { id: options.session } : {});
-    session.setSlot(WORKER_SLOT, options.worker);
-    session.setSlot(LIMITS_SLOT, {
-      ...(options.delay === undefined ? {} : { delay: options.delay }),
-      ...(options.roundTimeout === undefined ? {} : { roundTimeout: options.roundTimeout }),
-    });
+    own.drive(session.id);
     const started = session.startLoop(text);
     if (!started.ok)
       throw new RoleboxError('invalid_argument', `the loop was refused: ${started.reason}`);
+    // In the same tick as the loop starts, so the save that holds the loop holds its worker
+    // (and the limits given, which `rolebox resume` keeps): rounds of this loop run this
+    // worker, whichever process runs them.
+    dispatcher.assign(started.loopId, options.worker);
+    session.setSlot(
+      LOOP_RUN_SLOT,
+      loopRunSlotValue({
+        loopId: started.loopId,
+        worker: options.worker,
+        ...(options.delay === undefined ? {} : { delay: options.delay }),
+        ...(options.roundTimeout === undefined ? {} : { roundTimeout: options.roundTimeout }),
+      }),
+    );
     // The acknowledgement says the loop exists: only once it is stored.
     await rb.flush();
     await follower.printed();
     output.err(
       `» session ${session.id}, loop ${started.loopId}: ${command.iterations} round(s), ${command.mode} mode`,
     );
+    if (unfinished.length > 0)
+      output.err(
+        unfinished.length === 1
+          ? '» 1 other stored loop is unfinished; `rolebox resume` goes on with it'
+          : `» ${unfinished.length} other stored loops are unfinished; \`rolebox resume\` goes on with them`,
+      );
     crashPoint('ack');
     const code = await waitForLoops(rb, new Map([[started.loopId, session.id]]), output, follower);
     if (options.json) output.out(resultJson(rb, started.loopId, session.id, code));

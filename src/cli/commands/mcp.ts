@@ -1,12 +1,14 @@
-import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { loadMcpSdk, type McpSdkLoader, serveMcpOverStdio } from '../../ai/mcp-server.js';
 import { ROLEBOX_TOOL_NAMES, type RoleboxToolName } from '../../ai/tools.js';
 import { describeValue, RoleboxError } from '../../errors.js';
 import type { FunctionDefinition } from '../../function/definition.js';
 import { loadFunctions } from '../../function/load.js';
-import { createRolebox } from '../../rolebox/rolebox.js';
+import type { RoundInput } from '../../ports/dispatcher.js';
+import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import { resolveInspect } from '../inspector-option.js';
+import { loopRunIn } from '../loop-runs.js';
+import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import type { Output } from '../output.js';
 
 /** Options of `rolebox mcp`. */
@@ -61,12 +63,21 @@ export async function runMcpCommand(
   }
   const inspect = await resolveInspect(options.inspect, output);
   const store = options.store === false ? undefined : new SqliteSnapshotStore(options.store);
-  const rb = createRolebox({
+  // A stored loop another command started (`rolebox loop`), woken here, runs the worker it
+  // was started with; the loops of this server's sessions run --worker.
+  let dispatcher: LoopWorkerDispatcher | undefined;
+  const worker = options.worker;
+  if (worker) {
+    dispatcher = new LoopWorkerDispatcher({
+      stateDir: options.tasks,
+      workerOf: (input) => workerFor(rb, input, worker),
+    });
+    dispatcher.check(worker);
+  }
+  const rb: Rolebox = createRolebox({
     functions,
     ...(store ? { store, saveDebounceMs: 0 } : {}),
-    ...(options.worker
-      ? { dispatcher: new CommandDispatcher({ command: options.worker, stateDir: options.tasks }) }
-      : {}),
+    ...(dispatcher ? { dispatcher } : {}),
     limits: {
       ...(options.delay === undefined ? {} : { interRoundDelayMs: options.delay }),
       ...(options.roundTimeout === undefined ? {} : { roundTimeoutMs: options.roundTimeout }),
@@ -102,6 +113,21 @@ export async function runMcpCommand(
     await store?.close();
     await inspect?.server?.stop();
   }
+}
+
+/**
+ * The worker of a loop: the one its session records for it (see loop-runs.ts), else
+ * `fallback` (this server's loops record none). Undefined, refusing the round, when the
+ * session cannot be read: better no round than one run by another loop's worker.
+ */
+function workerFor(rb: Rolebox, input: RoundInput, fallback: string): string | undefined {
+  let slots: Readonly<Record<string, unknown>>;
+  try {
+    slots = rb.session(input.originSessionId).view().slots;
+  } catch {
+    return undefined;
+  }
+  return loopRunIn(slots, input.loopId)?.worker ?? fallback;
 }
 
 /** Resolves `interrupted` on the first SIGINT or SIGTERM; `off()` stops listening. */

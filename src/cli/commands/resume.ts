@@ -5,76 +5,95 @@ import { isTerminalLoopPhase } from '../../loop/types.js';
 import type { SessionHandle } from '../../rolebox/session-handle.js';
 import { DEFAULT_LIMITS } from '../../system/limits.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
+import { readStoredLoops, type StoredLoop, type StoredLoops } from '../loop-runs.js';
 import { formatMs, type Output } from '../output.js';
-import {
-  cliRolebox,
-  followRolebox,
-  LIMITS_SLOT,
-  type RunOptions,
-  resultJson,
-  WORKER_SLOT,
-  waitForLoops,
-} from './loop.js';
+import { cliRolebox, followRolebox, type RunOptions, resultJson, waitForLoops } from './loop.js';
 
-/** How the stored loops were started: the worker command and the `--delay` / `--round-timeout` given. */
-interface RecordedRun {
-  readonly worker?: string;
+/** What `rolebox resume` goes on with: each loop's worker, and the limits for all of them. */
+interface ResumePlan {
+  /** The unfinished loops (and unreadable records), in the store's order. */
+  readonly stored: readonly StoredLoop[];
+  /** The worker of each unfinished loop. */
+  readonly workers: ReadonlyMap<string, string>;
   readonly delay?: number;
   readonly roundTimeout?: number;
 }
 
-/** Reads how the stored sessions' loops were started (the first session that says). */
-async function recordedRun(storePath: string): Promise<RecordedRun> {
+/** Reads what the store says of its unfinished loops, without starting anything. */
+async function readStored(storePath: string): Promise<StoredLoops> {
   const store = new SqliteSnapshotStore(storePath);
   try {
-    for (const record of await store.loadAll()) {
-      const slots = (
-        JSON.parse(record.data) as { snapshot?: { context?: { slots?: Record<string, unknown> } } }
-      ).snapshot?.context?.slots;
-      const worker = slots?.[WORKER_SLOT];
-      if (typeof worker !== 'string') continue;
-      const limits = (slots?.[LIMITS_SLOT] ?? {}) as { delay?: unknown; roundTimeout?: unknown };
-      return {
-        worker,
-        ...(typeof limits.delay === 'number' ? { delay: limits.delay } : {}),
-        ...(typeof limits.roundTimeout === 'number' ? { roundTimeout: limits.roundTimeout } : {}),
-      };
-    }
-    return {};
-  } catch {
-    return {};
+    return await readStoredLoops(store);
   } finally {
     await store.close();
   }
 }
 
 /**
- * The stored sessions whose loop is still running (their context names it), in the
- * store's order; a record that cannot be read is listed too, so that opening it says why.
+ * Each unfinished loop's worker: the one it was started with (its own record, else the
+ * session's an older rolebox wrote), `--worker` only for a loop whose own is not recorded.
+ * The limits are those given, else those the loops were started with (one set for the
+ * process: when the loops disagree, the longest, and it says so).
+ * Throws: `invalid_argument` when a loop's worker is unknown and no `--worker` is given,
+ * or the store records no worker at all.
  */
-async function sessionsWithLoops(store: SqliteSnapshotStore): Promise<string[]> {
-  const ids: string[] = [];
-  for (const record of await store.loadAll()) {
-    if (record.id.startsWith('$')) continue;
-    try {
-      const context = (
-        JSON.parse(record.data) as {
-          snapshot?: { context?: { activeLoopId?: unknown } };
-        }
-      ).snapshot?.context;
-      if (context?.activeLoopId == null) continue;
-    } catch {
-      // unreadable: opening it reports why
-    }
-    ids.push(record.id);
+function planResume(
+  found: StoredLoops,
+  options: RunOptions & { worker?: string },
+  output: Output,
+): ResumePlan {
+  const store = describeValue(options.store);
+  const loops = found.loops.filter((loop) => loop.loopId !== undefined);
+  if (loops.length === 0 && !found.anyWorker && options.worker === undefined)
+    throw new RoleboxError(
+      'invalid_argument',
+      `no worker command is recorded in ${store}; pass --worker "<command>"`,
+    );
+  const workers = new Map<string, string>();
+  for (const { sessionId, loopId, run } of loops) {
+    if (loopId === undefined) continue;
+    const own = run?.from === 'loop' ? run.worker : undefined;
+    const worker = own ?? options.worker ?? run?.worker;
+    if (worker === undefined)
+      throw new RoleboxError(
+        'invalid_argument',
+        `no worker command is recorded in ${store} for loop ${loopId} (session ${sessionId}, started by an earlier rolebox); pass --worker "<command>"`,
+        { sessionId, loopId },
+      );
+    if (own !== undefined && options.worker !== undefined && options.worker !== own)
+      output.err(
+        `» loop ${loopId} keeps the worker it was started with (${own}); --worker is for loops whose own is not recorded`,
+      );
+    workers.set(loopId, worker);
   }
-  return ids;
+  const limit = (name: 'delay' | 'roundTimeout', flag: string, given: number | undefined) => {
+    if (given !== undefined) return given;
+    const recorded = [
+      ...new Set(loops.flatMap(({ run }) => (run?.[name] === undefined ? [] : [run[name]]))),
+    ].sort((a, b) => a - b);
+    // The longest: no loop goes on faster, or has a round cut short sooner, than it asked.
+    const longest = recorded.at(-1);
+    if (recorded.length > 1)
+      output.err(
+        `» the loops were started with different ${flag} (${recorded.map(formatMs).join(', ')}); all of them go on with the longest, ${formatMs(longest as number)} (pass ${flag} to choose)`,
+      );
+    return longest;
+  };
+  const delay = limit('delay', '--delay', options.delay);
+  const roundTimeout = limit('roundTimeout', '--round-timeout', options.roundTimeout);
+  return {
+    stored: found.loops,
+    workers,
+    ...(delay === undefined ? {} : { delay }),
+    ...(roundTimeout === undefined ? {} : { roundTimeout }),
+  };
 }
 
 /**
- * `rolebox resume`: activates every stored session, reconciles its loop with the
- * dispatcher's tasks, and waits for the loops to finish, printing as `rolebox loop` does
- * (with `json`, a result line per loop at the end). Returns the exit code.
+ * `rolebox resume`: activates every stored session that runs a loop, reconciles its loop
+ * with the worker tasks, and waits for the loops to finish, each running the worker it was
+ * started with, printing as `rolebox loop` does (with `json`, a result line per loop at
+ * the end). Returns the exit code.
  */
 export async function runResumeCommand(
   options: RunOptions & { worker?: string; json?: boolean },
@@ -88,29 +107,26 @@ export async function runResumeCommand(
       { store: options.store },
     );
   }
-  const recorded = await recordedRun(options.store);
-  const worker = options.worker ?? recorded.worker;
-  if (!worker) {
-    throw new RoleboxError(
-      'invalid_argument',
-      `no worker command is recorded in ${describeValue(options.store)}; pass --worker "<command>"`,
+  const plan = planResume(await readStored(options.store), options, output);
+  const { delay, roundTimeout } = plan;
+  const distinct = new Set(plan.workers.values());
+  if (distinct.size > 0) {
+    const given = (ms: number | undefined, fallback: number) =>
+      ms === undefined ? `${formatMs(fallback)} (default)` : formatMs(ms);
+    const workers =
+      distinct.size === 1
+        ? `worker: ${[...distinct][0]}`
+        : `workers: each loop its own (${distinct.size} commands)`;
+    output.err(
+      `» ${workers} · delay between rounds: ${given(delay, DEFAULT_LIMITS.interRoundDelayMs)} · round timeout: ${given(roundTimeout, DEFAULT_LIMITS.roundTimeoutMs)}`,
     );
   }
-  // The loop goes on as it was started, unless this command says otherwise.
-  const delay = options.delay ?? recorded.delay;
-  const roundTimeout = options.roundTimeout ?? recorded.roundTimeout;
-  const given = (ms: number | undefined, fallback: number) =>
-    ms === undefined ? `${formatMs(fallback)} (default)` : formatMs(ms);
-  output.err(
-    `» worker: ${worker} · delay between rounds: ${given(delay, DEFAULT_LIMITS.interRoundDelayMs)} · round timeout: ${given(roundTimeout, DEFAULT_LIMITS.roundTimeoutMs)}`,
-  );
-  const { rb, store, dispatcher, close } = await cliRolebox(
+  const { rb, dispatcher, close } = await cliRolebox(
     {
       ...options,
       ...(delay === undefined ? {} : { delay }),
       ...(roundTimeout === undefined ? {} : { roundTimeout }),
     },
-    worker,
     output,
   );
   /** The loops resumed: their totals (for the notes) and their sessions. */
@@ -121,6 +137,8 @@ export async function runResumeCommand(
     ...(options.json ? { json: true } : {}),
   });
   try {
+    // Before anything is woken: a round of a loop runs the worker that loop was started with.
+    for (const [loopId, worker] of plan.workers) dispatcher.assign(loopId, worker);
     const report = await rb.start();
     for (const failure of report.failed)
       output.err(`» could not read ${failure.sessionId}: ${failure.error.message}`);
@@ -129,7 +147,7 @@ export async function runResumeCommand(
     // that cannot be restored, or a loop another live process drives, does not stop the
     // others: they go on, and the exit code says so.
     let refused = report.failed.length;
-    for (const sessionId of await sessionsWithLoops(store)) {
+    for (const { sessionId } of plan.stored) {
       let loop: ReturnType<SessionHandle['view']>['loop'];
       try {
         loop = (await rb.openSession({ id: sessionId, ifOpen: 'reuse' })).view().loop;
@@ -144,8 +162,9 @@ export async function runResumeCommand(
       }
       if (loop && !isTerminalLoopPhase(loop.phase)) {
         loops.set(loop.id, { total: loop.total, sessionId });
+        const worker = distinct.size > 1 ? ` · worker: ${dispatcher.workerOf(loop.id)}` : '';
         output.err(
-          `» resuming loop ${loop.id} in session ${sessionId}: round ${loop.current}/${loop.total}, ${loop.phase}`,
+          `» resuming loop ${loop.id} in session ${sessionId}: round ${loop.current}/${loop.total}, ${loop.phase}${worker}`,
         );
       }
     }

@@ -2,6 +2,7 @@ import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { formatDuration } from '../../loop/notes.js';
 import type { LoopState } from '../../loop/types.js';
 import { OK_EXIT_CODE } from '../exit-codes.js';
+import { latestWorkerIn, loopRunIn } from '../loop-runs.js';
 import type { Output } from '../output.js';
 import {
   type RoundShown,
@@ -10,7 +11,6 @@ import {
   roundOutputLines,
   SHOW_OUTPUT_LINES,
 } from '../round-output.js';
-import { WORKER_SLOT } from './loop.js';
 import { readStoredSession, roundLabel, type StoredSession } from './status.js';
 
 /** Options of `rolebox show`. */
@@ -36,9 +36,10 @@ export async function readShownSession(
   options: Pick<ShowOptions, 'store' | 'tasks'>,
 ): Promise<ShownSession> {
   const stored = await readStoredSession(options.store, sessionId);
-  const recorded = (stored.slots as Record<string, unknown> | null)?.[WORKER_SLOT];
-  const worker = typeof recorded === 'string' ? recorded : undefined;
   const { loop } = stored;
+  // The worker of the loop shown (never one recorded for another loop of the session).
+  const slots = (stored.slots as Record<string, unknown> | null) ?? undefined;
+  const worker = loop ? loopRunIn(slots, loop.id)?.worker : latestWorkerIn(slots);
   if (!loop) return { ...stored, ...(worker ? { worker } : {}), rounds: [] };
   // Only read: it never runs the command (its tasks were run by `rolebox loop`).
   const dispatcher = new CommandDispatcher({ command: worker ?? 'true', stateDir: options.tasks });
