@@ -3,9 +3,14 @@
 // object's exclusive and shared handlers, and the Restate client's handle, method by method
 // down to the handler each one posts to. A method added to a handle without a row, a row
 // without a method, or a handler the table does not name fails here.
+import { Client } from '@modelcontextprotocol/sdk/client/index.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { z } from 'zod';
+import { createMcpServer, ROLEBOX_TOOL_NAMES } from '../src/ai/index.js';
+import { toolSpec } from '../src/ai/tools.js';
 import { ERROR_CODES } from '../src/errors.js';
+import { createRolebox } from '../src/index.js';
 import {
   createRestateRolebox,
   type RestateArtifactsHandle,
@@ -266,5 +271,78 @@ describe('the Restate client handle', () => {
     expect(posted).toHaveLength(
       servedRows(SESSION_COMMAND_ROWS).length + servedRows(ARTIFACT_COMMAND_ROWS).length,
     );
+  });
+});
+
+describe('the agent tools', () => {
+  /** The tool each row marked for agents names, as `surface.method → tool`. */
+  const marked = Object.entries({
+    session: SESSION_COMMAND_ROWS,
+    artifacts: ARTIFACT_COMMAND_ROWS,
+  }).flatMap(([surface, rows]) =>
+    Object.entries(rows as CommandRows).flatMap(([method, row]) =>
+      row.agentTool === undefined ? [] : [[`${surface}.${method}`, row.agentTool] as const],
+    ),
+  );
+
+  it('the catalogue and the MCP server serve exactly the tools the rows marked for agents name', async () => {
+    const named = new Set(marked.map(([, tool]) => tool));
+    expect(surfaceProblems('the agent tools', ROLEBOX_TOOL_NAMES, named)).toEqual([]);
+    const rb = createRolebox();
+    await rb.start();
+    const server = await createMcpServer({ rolebox: rb });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'table', version: '1' });
+    await client.connect(clientSide);
+    try {
+      const { tools } = await client.listTools();
+      expect(
+        surfaceProblems(
+          'the MCP tools',
+          tools.map((tool) => tool.name),
+          named,
+        ),
+      ).toEqual([]);
+      // A tool that reads only is served as read-only, and only then.
+      for (const tool of tools) {
+        const kinds = new Set(
+          marked
+            .filter(([, name]) => name === tool.name)
+            .map(([row]) => {
+              const [surface, method] = row.split('.') as ['session' | 'artifacts', string];
+              const rows: CommandRows =
+                surface === 'session' ? SESSION_COMMAND_ROWS : ARTIFACT_COMMAND_ROWS;
+              return rows[method]?.kind;
+            }),
+        );
+        expect(tool.annotations?.readOnlyHint, tool.name).toBe(!kinds.has('command'));
+      }
+    } finally {
+      await client.close();
+      await rb.stop();
+    }
+  });
+
+  it('take the arguments of their rows where they pass them on: the same values pass and fail', () => {
+    const cases: Array<[tool: 'signal' | 'stop_loop', input: object, row: unknown[]]> = [
+      ['signal', { type: 'answer' }, [{ type: 'answer' }]],
+      [
+        'signal',
+        { type: 'answer', payload: { reason: 'x' } },
+        [{ type: 'answer', payload: { reason: 'x' } }],
+      ],
+      ['signal', { type: 'nope' }, [{ type: 'nope' }]],
+      ['signal', { type: 'answer', payload: 'text' }, [{ type: 'answer', payload: 'text' }]],
+      ['stop_loop', { now: true }, [{ now: true }]],
+      ['stop_loop', { now: 'yes' }, [{ now: 'yes' }]],
+    ];
+    for (const [tool, input, args] of cases) {
+      const row = tool === 'signal' ? SESSION_COMMAND_ROWS.signal : SESSION_COMMAND_ROWS.stopLoop;
+      expect(
+        toolSpec(tool).input.safeParse(input).success,
+        `${tool} ${JSON.stringify(input)}`,
+      ).toBe(row.arguments.safeParse(args).success);
+    }
   });
 });

@@ -36,6 +36,11 @@ export interface CommandRow {
    * served by no handler. Two read rows may name the same handler when they answer the same.
    */
   readonly restate: string | null;
+  /**
+   * For agents: the agent tool that exposes this row (src/ai/tools.ts, served by the MCP
+   * server and the AI SDK wrappers). Rows without it are for host code only.
+   */
+  readonly agentTool?: string;
 }
 
 /**
@@ -71,6 +76,7 @@ export const SESSION_COMMAND_ROWS = {
       'invalid_artifact_transition',
     ],
     restate: 'send',
+    agentTool: 'send_event',
   },
   toolCall: {
     kind: 'command',
@@ -93,6 +99,7 @@ export const SESSION_COMMAND_ROWS = {
     arguments: z.tuple([name]),
     throws: ['unknown_function', 'function_already_active'],
     restate: 'activate',
+    agentTool: 'send_event',
   },
   deactivate: {
     kind: 'command',
@@ -100,6 +107,7 @@ export const SESSION_COMMAND_ROWS = {
     arguments: z.tuple([name]),
     throws: ['unknown_function', 'function_not_active'],
     restate: 'deactivate',
+    agentTool: 'send_event',
   },
   signal: {
     kind: 'command',
@@ -107,6 +115,7 @@ export const SESSION_COMMAND_ROWS = {
     arguments: z.tuple([signalArgsSchema]),
     throws: ['unknown_signal_type', 'invalid_signal_payload', 'invalid_argument'],
     restate: 'signal',
+    agentTool: 'signal',
   },
   tool: {
     kind: 'command',
@@ -129,6 +138,7 @@ export const SESSION_COMMAND_ROWS = {
     arguments: z.tuple([z.string(), z.strictObject({ agent: z.string().optional() }).optional()]),
     throws: ['malformed_loop_text', 'no_dispatcher', 'invalid_argument'],
     restate: 'startLoop',
+    agentTool: 'start_loop',
   },
   stopLoop: {
     kind: 'command',
@@ -136,6 +146,7 @@ export const SESSION_COMMAND_ROWS = {
     arguments: z.tuple([z.strictObject({ now: z.boolean().optional() }).optional()]),
     throws: ['no_active_loop', 'invalid_argument'],
     restate: 'stopLoop',
+    agentTool: 'stop_loop',
   },
   observeTool: {
     kind: 'command',
@@ -144,13 +155,21 @@ export const SESSION_COMMAND_ROWS = {
     throws: ['invalid_argument'],
     restate: 'observeTool',
   },
-  idle: { kind: 'command', parameters: [], arguments: z.tuple([]), throws: [], restate: 'idle' },
+  idle: {
+    kind: 'command',
+    parameters: [],
+    arguments: z.tuple([]),
+    throws: [],
+    restate: 'idle',
+    agentTool: 'send_event',
+  },
   message: {
     kind: 'command',
     parameters: ['text'],
     arguments: z.tuple([z.string()]),
     throws: ['invalid_argument'],
     restate: 'message',
+    agentTool: 'send_event',
   },
   resume: {
     kind: 'command',
@@ -158,6 +177,7 @@ export const SESSION_COMMAND_ROWS = {
     arguments: z.tuple([name]),
     throws: ['unknown_function', 'function_not_active', 'function_not_gated', 'gate_closed'],
     restate: 'resume',
+    agentTool: 'send_event',
   },
   setKv: {
     kind: 'command',
@@ -166,7 +186,14 @@ export const SESSION_COMMAND_ROWS = {
     throws: ['unknown_function', 'function_not_active', 'invalid_argument'],
     restate: 'setKv',
   },
-  view: { kind: 'read', parameters: [], arguments: z.tuple([]), throws: [], restate: 'view' },
+  view: {
+    kind: 'read',
+    parameters: [],
+    arguments: z.tuple([]),
+    throws: [],
+    restate: 'view',
+    agentTool: 'session_view',
+  },
   close: { kind: 'command', parameters: [], arguments: z.tuple([]), throws: [], restate: 'close' },
 } as const satisfies Readonly<Record<string, CommandRow>>;
 
