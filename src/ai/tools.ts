@@ -2,6 +2,7 @@ import { z } from 'zod';
 import { MAX_PAYLOAD_BYTES, MAX_PAYLOAD_DEPTH } from '../base/input-limits.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import { DEFAULT_ITERATIONS, MAX_ITERATIONS_HARD_CAP } from '../loop/constants.js';
+import { SESSION_COMMAND_ROWS } from '../rolebox/command-table.js';
 import { SessionHandle } from '../rolebox/session-handle.js';
 import type { SessionView } from '../rolebox/views.js';
 import { parseRuntimeEvent, RUNTIME_EVENT_SCHEMAS } from '../session/runtime-event-schema.js';
@@ -21,14 +22,21 @@ const signalTypeList = SIGNAL_TYPES.map(
   (type) => `${type} (${SIGNAL_CATEGORY_OF[type]}): ${SIGNAL_MEANINGS[type]}`,
 ).join('; ');
 
+// The tools' inputs are taken from the command table's rows where a tool passes the
+// arguments on as they are (signal, stop_loop, the events of send_event); start_loop builds
+// its `|loop|` text from fields of its own.
+const rows = SESSION_COMMAND_ROWS;
+const [signalArgs] = rows.signal.arguments.def.items;
+const [stopLoopOptions] = rows.stopLoop.arguments.def.items;
+const [runtimeEvent] = rows.send.arguments.def.items;
+const [messageText] = rows.message.arguments.def.items;
+const [functionNameArgument] = rows.activate.arguments.def.items;
+
 const signalInput = z.strictObject({
-  type: z.enum(SIGNAL_TYPES).describe(`Which signal. ${signalTypeList}.`),
-  payload: z
-    .record(z.string(), z.unknown())
-    .optional()
-    .describe(
-      `Optional structured data, a JSON object (at most ${MAX_PAYLOAD_DEPTH} levels deep and ${MAX_PAYLOAD_BYTES} bytes as JSON). For ${PAUSING_PRIORITY.join(', ')} put what the user must be told in "reason"; for handoff name who takes over in "target".`,
-    ),
+  type: signalArgs.shape.type.describe(`Which signal. ${signalTypeList}.`),
+  payload: signalArgs.shape.payload.describe(
+    `Optional structured data, a JSON object (at most ${MAX_PAYLOAD_DEPTH} levels deep and ${MAX_PAYLOAD_BYTES} bytes as JSON). For ${PAUSING_PRIORITY.join(', ')} put what the user must be told in "reason"; for handoff name who takes over in "target".`,
+  ),
 });
 
 const startLoopInput = z.strictObject({
@@ -52,17 +60,16 @@ const startLoopInput = z.strictObject({
 });
 
 const stopLoopInput = z.strictObject({
-  now: z
-    .boolean()
-    .optional()
-    .describe(
+  now: stopLoopOptions
+    .unwrap()
+    .shape.now.describe(
       'true cancels the running round at once; false (default) lets it finish, then the loop ends cancelled.',
     ),
 });
 
 const sessionViewInput = z.strictObject({});
 
-const functionName = z.string().min(1).describe('The name of a function definition.');
+const functionName = functionNameArgument.describe('The name of a function definition.');
 
 /**
  * The events a host sends that are not runtime events of SPEC §4.2 but calls of the
@@ -70,7 +77,7 @@ const functionName = z.string().min(1).describe('The name of a function definiti
  */
 const HOST_EVENT_SCHEMAS = {
   user_message: z
-    .strictObject({ type: z.literal('user_message'), text: z.string() })
+    .strictObject({ type: z.literal('user_message'), text: messageText })
     .describe(
       'A message from the user: user_approval() holds until the next idle, gated functions without a gate resume, "/stop-loop" stops the loop.',
     ),
@@ -106,7 +113,7 @@ const sendEventInput = z.strictObject({
       HOST_EVENT_SCHEMAS.activate_function,
       HOST_EVENT_SCHEMAS.deactivate_function,
       HOST_EVENT_SCHEMAS.resume_function,
-      ...Object.values(RUNTIME_EVENT_SCHEMAS),
+      ...runtimeEvent.options,
     ])
     .describe(
       'A runtime event (SPEC §4.2: session_started, user_approved_next_step, worker_completed, …) or one of user_message, idle, activate_function, deactivate_function, resume_function.',

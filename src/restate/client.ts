@@ -3,14 +3,15 @@ import { checkSessionId } from '../base/actor-ids.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { ArtifactsHandle } from '../rolebox/artifacts-handle.js';
+import {
+  ARTIFACT_COMMAND_ROWS,
+  type CommandRows,
+  SESSION_COMMAND_ROWS,
+  type ServedOnRestate,
+} from '../rolebox/command-table.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
 import type { AcceptanceMode } from '../session/runtime-types.js';
-import {
-  SESSION_OBJECT_NAME,
-  type SessionCommandName,
-  type SessionReadName,
-  type StepAnswer,
-} from './session-object.js';
+import { SESSION_OBJECT_NAME, type StepAnswer } from './session-object.js';
 import { errorOfFailedCall, type WireHostEvent } from './wire.js';
 
 /** Options of {@link createRestateRolebox}. */
@@ -23,44 +24,26 @@ export interface RestateRoleboxOptions {
   readonly headers?: Readonly<Record<string, string>>;
 }
 
-/** A SessionHandle method made async: same arguments, the same result, later. */
+/** A handle method made async: same arguments, the same result, later. */
 type Async<F> = F extends (...args: infer A) => infer R ? (...args: A) => Promise<R> : never;
 
-/** The session's artifacts through Restate: the embedded `session.artifacts`, async. */
-export interface RestateArtifactsHandle {
-  readonly write: Async<ArtifactsHandle['write']>;
-  readonly setStatus: Async<ArtifactsHandle['setStatus']>;
-  readonly get: Async<ArtifactsHandle['get']>;
-  readonly list: Async<ArtifactsHandle['list']>;
-  readonly facts: Async<ArtifactsHandle['facts']>;
-}
+/**
+ * The methods of handle `T` whose rows in `R` a Restate handler serves, async: derived from
+ * the command table, so a row added there is a method here.
+ */
+type Forwarded<T, R extends CommandRows> = {
+  readonly [M in ServedOnRestate<R> & keyof T]: Async<T[M]>;
+};
 
-type ForwardedMethod =
-  | 'send'
-  | 'toolCall'
-  | 'facts'
-  | 'setSlot'
-  | 'activate'
-  | 'deactivate'
-  | 'signal'
-  | 'tool'
-  | 'startLoop'
-  | 'stopLoop'
-  | 'observeTool'
-  | 'idle'
-  | 'message'
-  | 'resume'
-  | 'setKv'
-  | 'view'
-  | 'close';
+/** The session's artifacts through Restate: the embedded `session.artifacts`, async. */
+export interface RestateArtifactsHandle
+  extends Forwarded<ArtifactsHandle, typeof ARTIFACT_COMMAND_ROWS> {}
 
 /** A session served on Restate: every method of the embedded SessionHandle, async. */
 export type RestateSessionHandle = {
   readonly id: string;
   readonly artifacts: RestateArtifactsHandle;
-} & {
-  readonly [M in ForwardedMethod]: Async<SessionHandle[M]>;
-};
+} & Forwarded<SessionHandle, typeof SESSION_COMMAND_ROWS>;
 
 /** A handler of the host events that this client's calls brought back. */
 export type RestateEventHandler = (event: WireHostEvent) => void;
@@ -130,38 +113,15 @@ export class RestateRolebox {
   /** The handle of session `id` (no call is made until a method is). Throws: `invalid_argument` for a bad id. */
   session(id: string): RestateSessionHandle {
     checkSessionId(id);
-    const call =
-      (handler: SessionCommandName | SessionReadName) =>
-      (...args: unknown[]) =>
-        this.#call(id, handler, args);
+    const call = (handler: string, args: readonly unknown[]) => this.#call(id, handler, args);
     return {
       id,
-      send: call('send'),
-      toolCall: call('toolCall'),
-      facts: call('facts'),
-      setSlot: call('setSlot'),
-      activate: call('activate'),
-      deactivate: call('deactivate'),
-      signal: call('signal'),
-      tool: call('tool'),
-      startLoop: call('startLoop'),
-      stopLoop: call('stopLoop'),
-      observeTool: call('observeTool'),
-      idle: call('idle'),
-      message: call('message'),
-      resume: call('resume'),
-      setKv: call('setKv'),
-      view: call('view'),
-      close: call('close'),
-      artifacts: {
-        write: call('writeArtifact'),
-        setStatus: call('setArtifactStatus'),
-        get: async (artifactId: string) =>
-          (await this.#call(id, 'artifact', [artifactId])) ?? undefined,
-        list: call('artifacts'),
-        facts: call('facts'),
-      },
-    } as unknown as RestateSessionHandle;
+      ...forwarders<SessionHandle, typeof SESSION_COMMAND_ROWS>(SESSION_COMMAND_ROWS, call),
+      artifacts: forwarders<ArtifactsHandle, typeof ARTIFACT_COMMAND_ROWS>(
+        ARTIFACT_COMMAND_ROWS,
+        call,
+      ),
+    };
   }
 
   /**
@@ -200,6 +160,23 @@ export class RestateRolebox {
     }
     return answer.result === null ? undefined : answer.result;
   }
+}
+
+/**
+ * The one forwarder of the client: for every row a Restate handler serves, a method that
+ * posts its arguments to that handler. The answer is the embedded method's result as the
+ * object sent it; its type is the table's word for it, not checked again here.
+ */
+function forwarders<T, R extends CommandRows>(
+  rows: R,
+  call: (handler: string, args: readonly unknown[]) => Promise<unknown>,
+): Forwarded<T, R> {
+  const methods: Record<string, (...args: unknown[]) => Promise<unknown>> = {};
+  for (const [method, row] of Object.entries(rows)) {
+    const handler = row.restate;
+    if (handler !== null) methods[method] = (...args) => call(handler, args);
+  }
+  return methods as Forwarded<T, R>;
 }
 
 /** Trailing `undefined` arguments dropped (JSON would turn them into null). */

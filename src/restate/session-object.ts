@@ -2,6 +2,13 @@ import * as restate from '@restatedev/restate-sdk';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
+import {
+  ARTIFACT_COMMAND_ROWS,
+  type CommandRow,
+  type CommandRows,
+  type RestateHandlerOf,
+  SESSION_COMMAND_ROWS,
+} from '../rolebox/command-table.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
 import { randomIdSource } from './rand-ids.js';
@@ -56,46 +63,77 @@ export interface HostEventBatch {
   readonly events: readonly WireHostEvent[];
 }
 
-type Command = (session: SessionHandle, args: readonly unknown[]) => unknown;
+/** Where a handler's call goes: a method of the session handle or of its artifacts, and its row. */
+interface HandlerRoute {
+  readonly surface: 'session' | 'artifacts';
+  readonly method: string;
+  readonly row: CommandRow;
+}
 
-/** The commands: each handler calls the SessionHandle method of the same meaning. */
-const COMMANDS = {
-  send: (session, [event]) => session.send(event as never),
-  toolCall: (session, [call]) => session.toolCall(call as never),
-  setSlot: (session, [key, value]) => session.setSlot(key as never, value),
-  activate: (session, [name]) => session.activate(name as never),
-  deactivate: (session, [name]) => session.deactivate(name as never),
-  signal: (session, [args]) => session.signal(args as never),
-  tool: (session, [text]) => session.tool(text as never),
-  startLoop: (session, [text, options]) => session.startLoop(text as never, options as never),
-  stopLoop: (session, [options]) => session.stopLoop(options as never),
-  observeTool: (session, [name]) => session.observeTool(name as never),
-  idle: (session) => session.idle(),
-  message: (session, [text]) => session.message(text as never),
-  resume: (session, [name]) => session.resume(name as never),
-  setKv: (session, [name, key, value]) => session.setKv(name as never, key as never, value),
-  writeArtifact: (session, [artifact]) => session.artifacts.write(artifact as never),
-  setArtifactStatus: (session, [id, status]) =>
-    session.artifacts.setStatus(id as never, status as never),
-  close: (session) => session.close(),
-} satisfies Record<string, Command>;
+/**
+ * Every handler the command table names (src/rolebox/command-table.ts), with the method it
+ * calls: commands become exclusive handlers, reads shared ones. Two rows may share a
+ * handler only when both are reads that answer the same (`facts`); the first serves it.
+ */
+const ROUTES: ReadonlyMap<string, HandlerRoute> = routesOf([
+  ['session', SESSION_COMMAND_ROWS],
+  ['artifacts', ARTIFACT_COMMAND_ROWS],
+]);
 
-/** The reads: shared handlers, concurrent with each other and with a command in progress. */
-const READS = {
-  view: (session) => session.view(),
-  facts: (session) => session.facts(),
-  artifacts: (session) => session.artifacts.list(),
-  artifact: (session, [id]) => session.artifacts.get(id as never) ?? null,
-} satisfies Record<string, Command>;
+function routesOf(
+  tables: ReadonlyArray<readonly [HandlerRoute['surface'], CommandRows]>,
+): Map<string, HandlerRoute> {
+  const routes = new Map<string, HandlerRoute>();
+  for (const [surface, rows] of tables)
+    for (const [method, row] of Object.entries(rows)) {
+      if (row.restate === null) continue;
+      const served = routes.get(row.restate);
+      if (served === undefined) routes.set(row.restate, { surface, method, row });
+      else if (served.row.kind !== 'read' || row.kind !== 'read')
+        throw new Error(
+          `rolebox internal error: the Restate handler ${row.restate} is named by two rows that are not both reads`,
+        );
+    }
+  return routes;
+}
 
-/** The names of the command handlers. */
-export type SessionCommandName = keyof typeof COMMANDS;
-/** The names of the read handlers. */
-export type SessionReadName = keyof typeof READS;
-/** The command handler names, in a stable order. */
-export const SESSION_COMMANDS = Object.keys(COMMANDS) as SessionCommandName[];
-/** The read handler names. */
-export const SESSION_READS = Object.keys(READS) as SessionReadName[];
+/**
+ * The one forwarder of every session handler: calls the handle method the handler stands
+ * for with the body's arguments, as many as the method has parameters. The handle's guard
+ * and the method check them, as they do for an embedded call.
+ */
+function forward(session: SessionHandle, route: HandlerRoute, args: readonly unknown[]): unknown {
+  const target: object = route.surface === 'artifacts' ? session.artifacts : session;
+  const method: unknown = Reflect.get(target, route.method);
+  if (typeof method !== 'function')
+    throw new Error(`rolebox internal error: no method ${route.surface}.${route.method}`);
+  return Reflect.apply(method, target, args.slice(0, route.row.parameters.length));
+}
+
+/** The handler names of one kind of row, in table order. */
+function handlersOf(kind: CommandRow['kind']): string[] {
+  return [...ROUTES].filter(([, route]) => route.row.kind === kind).map(([handler]) => handler);
+}
+
+type SessionRows = typeof SESSION_COMMAND_ROWS;
+type ArtifactRows = typeof ARTIFACT_COMMAND_ROWS;
+/** The names of the command handlers (exclusive). */
+export type SessionCommandName =
+  | RestateHandlerOf<SessionRows, 'command'>
+  | RestateHandlerOf<ArtifactRows, 'command'>;
+/** The names of the read handlers (shared). */
+export type SessionReadName =
+  | RestateHandlerOf<SessionRows, 'read'>
+  | RestateHandlerOf<ArtifactRows, 'read'>;
+/** The command handler names, in table order. */
+export const SESSION_COMMANDS = handlersOf('command') as SessionCommandName[];
+/** The read handler names, in table order. */
+export const SESSION_READS = handlersOf('read') as SessionReadName[];
+
+/** A handler of the session object: exclusive (a step) or shared (a read). */
+type SessionObjectHandler =
+  | ((ctx: restate.ObjectContext, body: unknown) => Promise<StepAnswer>)
+  | ((ctx: restate.ObjectSharedContext, body: unknown) => Promise<StepAnswer>);
 
 /** The object's state keys. */
 const STATE = {
@@ -127,7 +165,9 @@ const recordKey = (id: string) => `record:${id}`;
  * Throws: what `createRolebox` throws for bad function definitions or limits;
  * `invalid_argument` for an unknown option name (here, in `workers`, `eventSink` or `inspect`).
  */
-export function roleboxSessionObject(options: SessionObjectOptions = {}) {
+export function roleboxSessionObject(
+  options: SessionObjectOptions = {},
+): restate.VirtualObjectDefinition<string, unknown> {
   checkOptionNames(options, SESSION_OBJECT_OPTION_NAMES, 'roleboxSessionObject options');
   return sessionObjectWith(options, inspectionOf(options.inspect));
 }
@@ -160,7 +200,7 @@ export function inspectionOf(inspect: SessionObjectOptions['inspect']): StepInsp
 export function sessionObjectWith(
   options: SessionObjectOptions,
   inspection: StepInspection | undefined,
-) {
+): restate.VirtualObjectDefinition<string, unknown> {
   const {
     objectName = SESSION_OBJECT_NAME,
     workers,
@@ -275,7 +315,7 @@ export function sessionObjectWith(
     }
   };
 
-  const handlers: Record<string, unknown> = {
+  const handlers: Record<string, SessionObjectHandler> = {
     /** Opens the session, or answers the one that exists (get-or-open). */
     open: async (ctx: restate.ObjectContext, body: unknown) => {
       const [openOptions] = argsOf('open', body);
@@ -328,15 +368,16 @@ export function sessionObjectWith(
       },
     ),
   };
-  for (const name of SESSION_COMMANDS) {
-    const command: Command = COMMANDS[name];
-    handlers[name] = async (ctx: restate.ObjectContext, body: unknown) => {
-      const args = argsOf(name, body);
-      return step(ctx, { command: (session) => command(session, args) });
-    };
-  }
-  for (const name of SESSION_READS) {
-    const read: Command = READS[name];
+  for (const [name, route] of ROUTES) {
+    if (route.row.kind === 'command') {
+      handlers[name] = restate.handlers.object.exclusive(
+        async (ctx: restate.ObjectContext, body: unknown): Promise<StepAnswer> => {
+          const args = argsOf(name, body);
+          return step(ctx, { command: (session) => forward(session, route, args) });
+        },
+      );
+      continue;
+    }
     handlers[name] = restate.handlers.object.shared(
       async (ctx: restate.ObjectSharedContext, body: unknown): Promise<StepAnswer> => {
         const args = argsOf(name, body);
@@ -349,14 +390,14 @@ export function sessionObjectWith(
             state,
             now: at,
             ids: randomIdSource(() => ctx.rand.random()),
-            command: (session) => read(session, args),
+            command: (session) => forward(session, route, args),
           }),
         );
         return { result: outcome.result ?? null, events: [] };
       },
     );
   }
-  return restate.object({ name: objectName, handlers: handlers as never });
+  return restate.object({ name: objectName, handlers });
 }
 
 /** Cancels the session's pending `deadline` call, if any, and forgets it. */

@@ -4,7 +4,8 @@ import type { ArtifactRecord, ArtifactStatus } from '../session/artifact.js';
 import { ARTIFACT_STATUSES, assertArtifactStatusChange } from '../session/artifact-lifecycle.js';
 import { type ArtifactWrite, currentArtifact } from '../session/artifact-store.js';
 import type { SessionCommand } from '../session/commands.js';
-import { type CommandTable, guardCommands } from './command-guard.js';
+import { guardCommands } from './command-guard.js';
+import { ARTIFACT_COMMAND_ROWS } from './command-table.js';
 
 /** What the artifacts handle needs from its session. Internal. */
 export interface ArtifactsHost {
@@ -16,32 +17,28 @@ export interface ArtifactsHost {
   deliver(command: SessionCommand): void;
 }
 
-/** Every command of an artifacts handle with its parameters' names (see `guardCommands`). */
-const ARTIFACT_COMMANDS: CommandTable<ArtifactsHandle> = {
-  write: ['artifact'],
-  setStatus: ['id', 'status'],
-  get: ['id'],
-  require: ['id'],
-  list: [],
-  facts: [],
-};
-
 /**
  * A session's artifacts. Writes create drafts (or edit the current draft of that name);
  * reviewed versions are never rewritten, a new write supersedes them. Status changes follow
  * the lifecycle of SPEC §4.1; only accepted artifacts are facts. Every method goes through
- * the session handle's guard: arguments read once, the session live in this rolebox.
+ * the session handle's guard, driven by its row in `ARTIFACT_COMMAND_ROWS`: arguments read
+ * once, the session live in this rolebox.
  */
 export class ArtifactsHandle {
   static {
-    guardCommands(ArtifactsHandle.prototype, 'session.artifacts', ARTIFACT_COMMANDS, (handle) => {
-      if (typeof handle !== 'object' || handle === null || !(#host in handle))
-        throw new RoleboxError(
-          'invalid_argument',
-          `an artifacts handle method was called on ${describeValue(handle)}, not on session.artifacts`,
-        );
-      handle.#host.requireSession();
-    });
+    guardCommands(
+      ArtifactsHandle.prototype,
+      'session.artifacts',
+      ARTIFACT_COMMAND_ROWS,
+      (handle) => {
+        if (typeof handle !== 'object' || handle === null || !(#host in handle))
+          throw new RoleboxError(
+            'invalid_argument',
+            `an artifacts handle method was called on ${describeValue(handle)}, not on session.artifacts`,
+          );
+        handle.#host.requireSession();
+      },
+    );
   }
 
   readonly #host: ArtifactsHost;

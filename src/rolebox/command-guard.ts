@@ -1,5 +1,7 @@
+import type { z } from 'zod';
 import { detachArgument } from '../base/detach-argument.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import type { CommandRow } from './command-table.js';
 
 /** The names of the methods of `T` (what a handle's command table lists). */
 export type CommandNames<T> = {
@@ -8,11 +10,20 @@ export type CommandNames<T> = {
   string;
 
 /**
- * A handle's command table: every public method, with the names of its parameters (which
- * the guard's errors name). Typed so that a method missing from it fails to compile, and
- * checked when the guard is installed so that one missing at run time fails at load.
+ * A handle's command table (src/rolebox/command-table.ts): a row for every public method,
+ * whose parameter names the guard's errors name. Typed so that a method missing from it
+ * fails to compile, and checked when the guard is installed so that a method without a row,
+ * or a row without a method, fails at load.
  */
-export type CommandTable<T> = { readonly [K in CommandNames<T>]: readonly string[] };
+export type CommandTable<T> = {
+  readonly [K in CommandNames<T>]: CommandRow & {
+    /** What the schema parses, the method takes: a row that drifts from its method fails to compile. */
+    readonly arguments: z.ZodType<ParametersOf<T[K]>>;
+  };
+};
+
+/** The parameters of a method (none for anything else). */
+type ParametersOf<F> = F extends (...args: infer A) => unknown ? A : [];
 
 /**
  * Installs the one guard every command of a handle goes through (issue 22): each public
@@ -30,7 +41,7 @@ export type CommandTable<T> = { readonly [K in CommandNames<T>]: readonly string
  * added to the class later is guarded as well (the prototype is walked, not listed).
  *
  * Expects: `surface` names the handle in messages (`session`, `session.artifacts`).
- * Throws: a plain `Error` at load when a method has no row in `table`.
+ * Throws: a plain `Error` at load when a method has no row in `table`, or a row no method.
  */
 export function guardCommands<T extends object>(
   prototype: T,
@@ -38,11 +49,16 @@ export function guardCommands<T extends object>(
   table: CommandTable<T>,
   requireTarget: (target: T) => void,
 ): void {
-  const parameters = table as Readonly<Record<string, readonly string[]>>;
+  const rows: Readonly<Record<string, CommandRow>> = table;
+  for (const name of Object.keys(rows))
+    if (typeof Object.getOwnPropertyDescriptor(prototype, name)?.value !== 'function')
+      throw new Error(
+        `rolebox internal error: the command table's row ${surface}.${name} has no method`,
+      );
   for (const name of Object.getOwnPropertyNames(prototype)) {
     const descriptor = Object.getOwnPropertyDescriptor(prototype, name);
     if (name === 'constructor' || typeof descriptor?.value !== 'function') continue;
-    const names = Object.hasOwn(parameters, name) ? parameters[name] : undefined;
+    const names = Object.hasOwn(rows, name) ? rows[name]?.parameters : undefined;
     if (names === undefined)
       throw new Error(`rolebox internal error: ${surface}.${name} has no row in its command table`);
     const method = descriptor.value as (this: T, ...args: unknown[]) => unknown;

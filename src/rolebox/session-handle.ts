@@ -28,7 +28,8 @@ import type { SignalReceipt } from '../signal/reply.js';
 import { parseSignalArgs, type SignalArgs } from '../signal/schema.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { ArtifactsHandle } from './artifacts-handle.js';
-import { type CommandTable, guardCommands } from './command-guard.js';
+import { guardCommands } from './command-guard.js';
+import { SESSION_COMMAND_ROWS } from './command-table.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
@@ -101,40 +102,17 @@ const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 const AGENT_NAME = /^(?=.*\S)[^\p{Cc}]{1,128}$/u;
 
 /**
- * Every command of a session handle with its parameters' names: what the command guard
- * wraps and names in its errors (a method missing here fails to compile).
- */
-const SESSION_COMMANDS: CommandTable<SessionHandle> = {
-  send: ['event'],
-  toolCall: ['call'],
-  facts: [],
-  setSlot: ['key', 'value'],
-  activate: ['name'],
-  deactivate: ['name'],
-  signal: ['args'],
-  tool: ['text'],
-  startLoop: ['text', 'options'],
-  stopLoop: ['options'],
-  observeTool: ['name'],
-  idle: [],
-  message: ['text'],
-  resume: ['name'],
-  setKv: ['name', 'key', 'value'],
-  view: [],
-  close: [],
-};
-
-/**
  * The host's handle on one live session. Every method validates its input and either
  * applies it completely or throws a `RoleboxError` and changes nothing. Every method goes
- * through one guard first (`guardCommands`): its arguments are read once (one that
+ * through one guard first (`guardCommands`, driven by its rows in `SESSION_COMMAND_ROWS`,
+ * src/rolebox/command-table.ts): its arguments are read once (one that
  * throws when read is `invalid_argument`), and the session must be live in this rolebox
  * (`unknown_session` once it is closed, `session_owned_elsewhere` once another process
  * drives it), so no call reaches an actor of a session that is not this handle's to drive.
  */
 export class SessionHandle {
   static {
-    guardCommands(SessionHandle.prototype, 'session', SESSION_COMMANDS, (handle) => {
+    guardCommands(SessionHandle.prototype, 'session', SESSION_COMMAND_ROWS, (handle) => {
       if (typeof handle !== 'object' || handle === null || !(#host in handle))
         throw new RoleboxError(
           'invalid_argument',
