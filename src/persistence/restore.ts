@@ -1,14 +1,9 @@
 import { LOOP_CHILD_ID } from '../base/actor-ids.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
-import type { FunctionCatalog } from '../function/catalog.js';
 import type { LoopRegistration, LoopRegistry } from '../loop/registry.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
-import {
-  type CheckedSession,
-  checkSessionSnapshot,
-  type SnapshotMachines,
-} from './check-snapshot.js';
-import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from './envelope.js';
+import type { CheckedSession } from './check-snapshot.js';
+import { decodeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
 import type { MigrationRegistry } from './migrations.js';
 import { systemRecordSchema } from './snapshot-schemas.js';
 
@@ -34,63 +29,6 @@ export interface RestorableSession extends CheckedSession {
 /** The system record: what the system actor keeps besides its sessions. */
 export interface SystemRecord {
   readonly context: { readonly loopRegistry: LoopRegistry };
-}
-
-/**
- * Reads every record, decodes and checks each session independently, then across records
- * (no systemId may be claimed by two sessions): a bad record is reported and skipped, the
- * others restore. The loop registry is checked too, and reconciled with the sessions that
- * restore (SPEC §3.6): a loop a restored session no longer runs is finished, a running loop
- * the registry lost is registered again.
- * Throws: `store_failed` when the store itself cannot be read.
- */
-export async function loadStoredSessions(
-  store: SnapshotStore,
-  machines: SnapshotMachines,
-  catalog: FunctionCatalog,
-  migrations: MigrationRegistry,
-): Promise<{
-  sessions: RestorableSession[];
-  loopRegistry: LoopRegistry;
-  failed: StartReport['failed'];
-}> {
-  const records = await store.loadAll();
-  const checked: RestorableSession[] = [];
-  const failed: { sessionId: string; error: RoleboxError }[] = [];
-  let loopRegistry: LoopRegistry = { loops: {} };
-  for (const record of records) {
-    if (isForeignRecordId(record.id)) continue;
-    try {
-      const envelope = decodeEnvelope(record.id, record.data, migrations);
-      if (record.id === SYSTEM_RECORD_ID) {
-        loopRegistry = checkSystemRecord(envelope.snapshot).context.loopRegistry;
-        continue;
-      }
-      checked.push({
-        sessionId: record.id,
-        ...checkSessionSnapshot(record.id, envelope.snapshot, machines, catalog),
-      });
-    } catch (error) {
-      if (!isRoleboxError(error)) throw error;
-      failed.push({ sessionId: record.id, error });
-    }
-  }
-  const registered = loopRegistry;
-  const { unique, clashes } = withoutSharedSystemIds(checked, {
-    // The registry knows which session started a loop: that one keeps it.
-    owner: (systemId) => {
-      const loopId = systemId.startsWith('loop:') ? systemId.slice('loop:'.length) : '';
-      return Object.hasOwn(registered.loops, loopId)
-        ? registered.loops[loopId]?.originSessionId
-        : undefined;
-    },
-  });
-  failed.push(...clashes);
-  return {
-    sessions: unique,
-    loopRegistry: reconcileLoopRegistry(loopRegistry, unique),
-    failed,
-  };
 }
 
 /** Checks the system record. Throws: `invalid_snapshot` naming what is wrong. */

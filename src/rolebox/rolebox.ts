@@ -134,7 +134,7 @@ export class Rolebox {
     const access = new SystemAccess(
       {
         deliver: (events) => this.#hub.deliver(events),
-        gate: () => this.#requireStarted(),
+        requireUsable: () => this.#requireStarted(),
         activate: (sessionId) => this.#runtime.activateNow(sessionId),
         touched: (sessionIds) => this.#touched(sessionIds),
         loopEffects: (request) =>
@@ -467,7 +467,7 @@ export class Rolebox {
       // asked for, not a second open of it (those are refused above).
       if (this.#access.isLive(id)) return reuse();
       if (stored !== undefined) {
-        this.#runtime.bringIn(id, stored, lease);
+        this.#runtime.restoreClaimed(id, stored, lease);
         return new SessionHandle(id, this.#sessionHost);
       }
       // In the directory first: the open is a command to a live session (saved with it).
@@ -563,7 +563,7 @@ export class Rolebox {
       this.#requireStarted();
       if (this.#access.isLive(id)) throw duplicate('open');
       const record = makeEnvelope(id, snapshot, this.#options.clock.now());
-      this.#runtime.bringIn(id, JSON.stringify(record), lease);
+      this.#runtime.restoreClaimed(id, JSON.stringify(record), lease);
       this.#touched(new Set([id]));
       return new SessionHandle(id, this.#sessionHost);
     } finally {

@@ -153,7 +153,7 @@ export class SessionRuntime {
     const stored = claimedRecordIn(immediate.claimAndLoad(sessionId, owner, leaseMs, this.#now()));
     if (stored === undefined) return false;
     const lease = this.#leaseOrThrow(sessionId, stored.claim);
-    this.#bringIn(sessionId, stored.data, lease, trigger, dueBy);
+    this.#restoreClaimed(sessionId, stored.data, lease, trigger, dueBy);
     return true;
   }
 
@@ -183,8 +183,8 @@ export class SessionRuntime {
   }
 
   /** Restores a stored session claimed with `lease` (async activation, e.g. openSession). */
-  bringIn(sessionId: string, stored: string, lease: SessionLease | undefined): void {
-    this.#bringIn(sessionId, stored, lease, 'open', this.#now());
+  restoreClaimed(sessionId: string, stored: string, lease: SessionLease | undefined): void {
+    this.#restoreClaimed(sessionId, stored, lease, 'open', this.#now());
   }
 
   /** Registers a session just opened in this process (fresh, with its lease). */
@@ -343,7 +343,7 @@ export class SessionRuntime {
     return this.#wakeUps.size;
   }
 
-  #bringIn(
+  #restoreClaimed(
     sessionId: string,
     stored: string,
     lease: SessionLease | undefined,

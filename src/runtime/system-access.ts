@@ -64,7 +64,7 @@ export interface AccessHooks {
    * Throws when the rolebox may not be used now (not started, stopped, halted); called
    * before every command and every read of a session.
    */
-  gate(): void;
+  requireUsable(): void;
   /**
    * Makes a session that is not live live (activation on demand). Returns false when
    * there is no such session (or it cannot be activated now, which it throws instead).
@@ -142,7 +142,7 @@ export class SystemAccess {
 
   /** Sends one event to the root and returns the host events it caused, then delivers them. */
   dispatch(event: SystemEvent): readonly HostEvent[] {
-    this.#hooks.gate();
+    this.#hooks.requireUsable();
     // A command to a passivated session activates it first: it behaves as a live one.
     if (
       (event.type === 'system.deliver' ||
@@ -316,7 +316,7 @@ export class SystemAccess {
    * (`session_owned_elsewhere`, …); the gate's `not_started`, `stopped`, `store_failed`.
    */
   requireLive(sessionId: string): void {
-    this.#hooks.gate();
+    this.#hooks.requireUsable();
     if (this.isLive(sessionId)) return;
     if (typeof sessionId === 'string' && this.#hooks.activate(sessionId) && this.isLive(sessionId))
       return;
@@ -330,7 +330,7 @@ export class SystemAccess {
    * when there is no such session.
    */
   readSession(sessionId: string): SessionRead | undefined {
-    this.#hooks.gate();
+    this.#hooks.requireUsable();
     if (typeof sessionId !== 'string') return undefined;
     if (!this.isLive(sessionId) && !this.#hooks.activate(sessionId)) return undefined;
     const snapshot = this.sessionActor(sessionId)?.getSnapshot();
