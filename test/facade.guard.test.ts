@@ -8,6 +8,7 @@ import {
   type Rolebox,
   type SessionHandle,
 } from '../src/index.js';
+import { ARTIFACT_COMMAND_ROWS, SESSION_COMMAND_ROWS } from '../src/rolebox/command-table.js';
 import {
   ScriptedDispatcher,
   SimulatedClock,
@@ -49,7 +50,7 @@ function methodsOf(handle: object): string[] {
  * refused for a reason of the session's state, never for its arguments. A method missing
  * here fails the test (see `argumentsFor`): a new command needs a row.
  */
-const SESSION_ARGS: Readonly<Record<string, readonly unknown[]>> = {
+const SESSION_ARGS = {
   send: [{ type: 'session_started', availableSkills: [] }],
   toolCall: [{ name: 'write_file', kind: 'boundary' }],
   facts: [],
@@ -67,15 +68,15 @@ const SESSION_ARGS: Readonly<Record<string, readonly unknown[]>> = {
   setKv: ['approval', 'k', 'v'],
   view: [],
   close: [],
-};
-const ARTIFACT_ARGS: Readonly<Record<string, readonly unknown[]>> = {
+} as const satisfies Record<keyof typeof SESSION_COMMAND_ROWS, readonly unknown[]>;
+const ARTIFACT_ARGS = {
   write: [{ name: 'notes', content: 'draft' }],
   setStatus: ['art-1', 'under_review'],
   get: ['art-1'],
   require: ['art-1'],
   list: [],
   facts: [],
-};
+} as const satisfies Record<keyof typeof ARTIFACT_COMMAND_ROWS, readonly unknown[]>;
 
 function argumentsFor(table: Readonly<Record<string, readonly unknown[]>>, method: string) {
   const args = Object.hasOwn(table, method) ? table[method] : undefined;
@@ -233,6 +234,19 @@ describe('the commands of both handles, enumerated from the handles', () => {
     // Every method the handles have needs its row (a new one fails in argumentsFor).
     expect(sessionMethods).toEqual(Object.keys(SESSION_ARGS).sort());
     expect(artifactMethods).toEqual(Object.keys(ARTIFACT_ARGS).sort());
+    // Driven by the command table (issue 23): the handles have exactly its rows, and the
+    // sample arguments (typed by the rows above) are what each row's schema accepts.
+    expect(sessionMethods).toEqual(Object.keys(SESSION_COMMAND_ROWS).sort());
+    expect(artifactMethods).toEqual(Object.keys(ARTIFACT_COMMAND_ROWS).sort());
+    for (const [rows, samples] of [
+      [SESSION_COMMAND_ROWS, SESSION_ARGS],
+      [ARTIFACT_COMMAND_ROWS, ARTIFACT_ARGS],
+    ] as const) {
+      for (const [method, row] of Object.entries(rows)) {
+        const sample = (samples as Readonly<Record<string, readonly unknown[]>>)[method];
+        expect(row.arguments.safeParse(sample).success, method).toBe(true);
+      }
+    }
   });
 
   it('on a live session the arguments are well-formed: no call is refused for them', async () => {
