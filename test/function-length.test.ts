@@ -24,7 +24,6 @@ const STILL_TOO_LONG: readonly string[] = [
   'src/persistence/check-snapshot.ts:checkSessionSnapshot',
   'src/pipeline/scheduler.ts:runChain',
   'src/restate/session-object.ts:sessionObjectWith',
-  'src/rolebox/inspector-connection.ts:connectWebSocketInspector',
   'src/rolebox/pipeline-bridge.ts:connectPipeline',
 ];
 
