@@ -20,7 +20,6 @@ const MAX_LINES = 150;
 const STILL_TOO_LONG: readonly string[] = [
   'machines/session.actions.ts:containerActions',
   'src/cli/main.ts:buildProgram',
-  'src/persistence/check-snapshot.ts:checkSessionSnapshot',
   'src/pipeline/scheduler.ts:runChain',
   'src/restate/session-object.ts:sessionObjectWith',
   'src/rolebox/pipeline-bridge.ts:connectPipeline',
