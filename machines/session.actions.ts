@@ -350,11 +350,11 @@ const factsNow = (context: SessionContext, self: AnyActorRef, extraArtifact?: st
 type FunctionChange = { names: readonly string[]; at: number; by: string };
 
 /**
- * The actions of the container: the session routes signals, tool reports, idle cycles,
- * user messages and artifact writes to its function actors, runs its loop, and reports
- * what they did. What to do is decided by the plain functions of `src/session/`.
+ * The routing actions of the container: the session routes signals, tool reports, idle
+ * cycles, user messages and values to its function actors. What to do is decided by the
+ * plain functions of `src/session/`.
  */
-function containerActions(env: MachineEnv) {
+function routingActions(env: MachineEnv) {
   return {
     routeSignal: sessionAction(
       ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
@@ -491,6 +491,15 @@ function containerActions(env: MachineEnv) {
         updatedAt: at,
       }),
     ),
+  };
+}
+
+/**
+ * The store and lifecycle actions of the container: it writes artifacts, activates,
+ * deactivates and retires its function actors, runs its loop, and reports what they did.
+ */
+function lifecycleActions(env: MachineEnv) {
+  return {
     /** Writes an artifact to the store and tells every function (artifact_exists may now hold). */
     writeArtifact: sessionAction(({ context, self, enqueue }, write: ArtifactWrite) => {
       const { sessionId } = context;
@@ -603,5 +612,5 @@ function containerActions(env: MachineEnv) {
  * and those of the container. Each takes its `params` from the transition that names it.
  */
 export function createSessionActions(env: MachineEnv) {
-  return { ...runtimeActions, ...containerActions(env) };
+  return { ...runtimeActions, ...routingActions(env), ...lifecycleActions(env) };
 }

@@ -106,46 +106,7 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     exit.code = await runResumeCommand(options, output);
   });
 
-  program
-    .command('status')
-    .description(
-      'List the stored sessions with their phases, functions and loops, without running anything.',
-    )
-    .addOption(storeOption())
-    .addOption(jsonOption('print JSON (an array of sessions) instead of a table'))
-    .action(async (options) => {
-      exit.code = await runStatusCommand(options, output);
-    });
-
-  program
-    .command('show')
-    .description(
-      'Show one stored session: its phase and functions, its loop, and every round with what the worker produced.',
-    )
-    .argument('<session>', 'the session id (see `rolebox status`)')
-    .addOption(storeOption())
-    .addOption(tasksOption('directory the worker tasks are kept in, read for their output'))
-    .addOption(jsonOption('print JSON (the session, its loop, its rounds with their output)'))
-    .action(async (sessionId: string, options) => {
-      exit.code = await runShowCommand(sessionId, options, output);
-    });
-
-  program
-    .command('chart')
-    .description(
-      "Draw a machine's statechart, or a stored session's with its current state highlighted, as Mermaid text or SVG.",
-    )
-    .argument(
-      '<machine|session>',
-      `a machine (${CHART_MACHINES.join(', ')}) or a session id (see \`rolebox status\`)`,
-    )
-    .option('--format <format>', `what to write: ${CHART_FORMATS.join(' or ')}`, 'mermaid')
-    .addOption(storeOption())
-    .option('--out <file>', 'write the chart to this file (default: stdout)')
-    .addOption(jsonOption('print JSON ({"machine","session","format","active","text" or "out"})'))
-    .action(async (target: string, options) => {
-      exit.code = await runChartCommand(target, options, output);
-    });
+  addStoreCommands(program, output, exit);
 
   program
     .command('inspect')
@@ -238,6 +199,56 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       exit.code = await runMcpCommand(options, output, packageVersion());
     });
 
+  addRestateCommands(program, output, exit);
+  return program;
+}
+
+/** Adds the commands that read the store without running anything: status, show, chart. */
+function addStoreCommands(program: Command, output: Output, exit: { code: number }): void {
+  program
+    .command('status')
+    .description(
+      'List the stored sessions with their phases, functions and loops, without running anything.',
+    )
+    .addOption(storeOption())
+    .addOption(jsonOption('print JSON (an array of sessions) instead of a table'))
+    .action(async (options) => {
+      exit.code = await runStatusCommand(options, output);
+    });
+
+  program
+    .command('show')
+    .description(
+      'Show one stored session: its phase and functions, its loop, and every round with what the worker produced.',
+    )
+    .argument('<session>', 'the session id (see `rolebox status`)')
+    .addOption(storeOption())
+    .addOption(tasksOption('directory the worker tasks are kept in, read for their output'))
+    .addOption(jsonOption('print JSON (the session, its loop, its rounds with their output)'))
+    .action(async (sessionId: string, options) => {
+      exit.code = await runShowCommand(sessionId, options, output);
+    });
+
+  program
+    .command('chart')
+    .description(
+      "Draw a machine's statechart, or a stored session's with its current state highlighted, as Mermaid text or SVG.",
+    )
+    .argument(
+      '<machine|session>',
+      `a machine (${CHART_MACHINES.join(', ')}) or a session id (see \`rolebox status\`)`,
+    )
+    .option('--format <format>', `what to write: ${CHART_FORMATS.join(' or ')}`, 'mermaid')
+    .addOption(storeOption())
+    .option('--out <file>', 'write the chart to this file (default: stdout)')
+    .addOption(jsonOption('print JSON ({"machine","session","format","active","text" or "out"})'))
+    .action(async (target: string, options) => {
+      exit.code = await runChartCommand(target, options, output);
+    });
+}
+
+/** Adds `restate serve` and `restate dev`, loading the Restate SDK only when one runs. */
+function addRestateCommands(program: Command, output: Output, exit: { code: number }): void {
   // Loaded when used: @restatedev/restate-sdk is an optional peer dependency.
   const restateCommands = () =>
     importOptional(
@@ -314,8 +325,6 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
   ).action(async (options) => {
     exit.code = await (await restateCommands()).runRestateDevCommand(options, output);
   });
-
-  return program;
 }
 
 /**

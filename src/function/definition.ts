@@ -282,6 +282,31 @@ export function checkFunctionSpec(
   return { ...(definition ? { definition } : {}), issues, warnings };
 }
 
+/** Records one issue of a definition: its field, what is wrong, and the offending value. */
+type ReportIssue = (
+  field: string,
+  message: string,
+  more?: { readonly value?: unknown; readonly code?: ErrorCode },
+) => void;
+
+/** Reports the observe entries that say nothing to do, or capture a payload off `tool: signal`. */
+function checkObserveEntries(observe: unknown, report: ReportIssue): void {
+  const rawObserve = Array.isArray(observe) ? (observe as unknown[]) : [];
+  rawObserve.forEach((entry, index) => {
+    if (!isRecord(entry)) return; // the shape check named it
+    const field = `observe.${index}`;
+    if (entry.capture_payload_as === undefined && entry.set_evidence === undefined)
+      report(field, 'an observe entry needs capture_payload_as or set_evidence', { value: entry });
+    if (entry.capture_payload_as !== undefined && entry.tool !== 'signal') {
+      report(
+        `${field}.capture_payload_as`,
+        `only supported with tool: signal, not tool ${describeValue(entry.tool)}`,
+        { value: entry.tool },
+      );
+    }
+  });
+}
+
 /** {@link checkFunctionSpec} with the definition's outline, for the checks across definitions. */
 export function examineFunctionSpec(
   spec: unknown,
@@ -297,11 +322,7 @@ export function examineFunctionSpec(
     ...(name === undefined ? {} : { function: name }),
   };
   const issues: DefinitionIssue[] = [];
-  const report = (
-    field: string,
-    message: string,
-    more: { readonly value?: unknown; readonly code?: ErrorCode } = {},
-  ): void => {
+  const report: ReportIssue = (field, message, more = {}) => {
     issues.push({
       ...at,
       field,
@@ -379,20 +400,7 @@ export function examineFunctionSpec(
     } else whens[index] = condition(when, `${field}.when`);
   });
 
-  const rawObserve = Array.isArray(raw?.observe) ? (raw.observe as unknown[]) : [];
-  rawObserve.forEach((entry, index) => {
-    if (!isRecord(entry)) return; // the shape check named it
-    const field = `observe.${index}`;
-    if (entry.capture_payload_as === undefined && entry.set_evidence === undefined)
-      report(field, 'an observe entry needs capture_payload_as or set_evidence', { value: entry });
-    if (entry.capture_payload_as !== undefined && entry.tool !== 'signal') {
-      report(
-        `${field}.capture_payload_as`,
-        `only supported with tool: signal, not tool ${describeValue(entry.tool)}`,
-        { value: entry.tool },
-      );
-    }
-  });
+  checkObserveEntries(raw?.observe, report);
 
   const outline: DefinitionOutline | undefined =
     name === undefined

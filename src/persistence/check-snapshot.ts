@@ -211,86 +211,13 @@ export function checkSessionSnapshot(
       expectSystemIdOf(sessionId, childId, child, `artifacts:${sessionId}`);
       shapedAs(sessionId, artifactStoreSnapshotSchema, child.snapshot, where);
     } else if (child.src === 'function') {
-      const stored = shapedAs(sessionId, persistedMachineSchema, child.snapshot, where);
-      const fn = shapedAs(sessionId, functionContextSchema, stored.context, `${where} context`);
-      if (fn.sessionId !== sessionId)
-        failCheck(
-          sessionId,
-          `${where} context`,
-          `it belongs to session ${describeValue(fn.sessionId)}`,
-        );
-      const expectedId = functionChildId(fn.name);
-      if (childId !== expectedId)
-        failCheck(
-          sessionId,
-          where,
-          `function ${describeValue(fn.name)} must be the child ${expectedId}`,
-        );
-      expectSystemIdOf(sessionId, childId, child, functionActorId(sessionId, fn.name));
-      const live = context.liveFunctions.includes(fn.name);
-      if (live !== (stored.status === 'active'))
-        failCheck(
-          sessionId,
-          where,
-          `function ${fn.name} is ${stored.status} but ${live ? '' : 'not '}listed as live`,
-        );
-      if (live && !catalog.get(fn.name))
-        failCheck(sessionId, where, `function ${describeValue(fn.name)} is not defined any more`);
-      checkStateValue(sessionId, machines.function, stored, where);
-      if (isFinalValue(machines.function, stored.value) !== (stored.status === 'done'))
-        failCheck(
-          sessionId,
-          where,
-          `a function in ${describeValue(stored.value)} cannot be ${stored.status}`,
-        );
+      checkFunctionChild(sessionId, childId, child, context.liveFunctions, machines, catalog);
     } else if (child.src === 'loop') {
-      const stored = shapedAs(sessionId, persistedMachineSchema, child.snapshot, where);
-      checkLoopVersion(
-        (stored.context as { schemaVersion?: unknown }).schemaVersion,
-        sessionId,
-        where,
-      );
-      const loop = shapedAs(sessionId, loopContextSchema, stored.context, `${where} context`);
-      if (loop.originSessionId !== sessionId)
-        failCheck(
-          sessionId,
-          `${where} context`,
-          `it belongs to session ${describeValue(loop.originSessionId)}`,
-        );
-      if (childId !== LOOP_CHILD_ID)
-        failCheck(
-          sessionId,
-          where,
-          `loop ${describeValue(loop.id)} must be the child ${LOOP_CHILD_ID}`,
-        );
-      expectSystemIdOf(sessionId, childId, child, loopActorId(loop.id));
-      checkStateValue(sessionId, machines.loop, stored, where);
-      // A loop asks for its I/O as effects: it has no child actors of its own.
-      const extra = Object.keys(stored.children);
-      if (extra.length > 0)
-        failCheck(
-          sessionId,
-          where,
-          `a loop has no child actors, the record holds ${extra.join(', ')}`,
-        );
-      const lacking = loopStateLacks(stored.value, loop);
-      if (lacking !== undefined)
-        failCheck(
-          sessionId,
-          `${where} context`,
-          `its state ${describeValue(stored.value)} needs ${lacking}`,
-        );
-      const finished = isFinalValue(machines.loop, stored.value);
-      if (finished !== (stored.status === 'done'))
-        failCheck(
-          sessionId,
-          where,
-          `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`,
-        );
-      if (!finished) {
+      const live = checkLoopChild(sessionId, childId, child, machines);
+      if (live !== null) {
         if (liveLoopId !== null)
           failCheck(sessionId, where, `the session already has live loop ${liveLoopId}`);
-        liveLoopId = loop.id;
+        liveLoopId = live;
       }
     } else {
       failCheck(sessionId, where, `unknown actor ${describeValue(child.src)}`);
@@ -314,6 +241,107 @@ export function checkSessionSnapshot(
     snapshot: { ...session, children } as CheckedSession['snapshot'],
     systemIds,
   };
+}
+
+/** A stored session's child, as {@link checkSessionSnapshot} reads it. */
+type StoredChild = PersistedMachine['children'][string];
+
+/**
+ * Checks a function child: its context belongs to the session, it is the child and has the
+ * systemId its name gives, it is live exactly when listed as live (and then still defined),
+ * and its state and status agree.
+ */
+function checkFunctionChild(
+  sessionId: string,
+  childId: string,
+  child: StoredChild,
+  liveFunctions: readonly string[],
+  machines: SnapshotMachines,
+  catalog: FunctionCatalog,
+): void {
+  const where = `child ${childId}`;
+  const stored = shapedAs(sessionId, persistedMachineSchema, child.snapshot, where);
+  const fn = shapedAs(sessionId, functionContextSchema, stored.context, `${where} context`);
+  if (fn.sessionId !== sessionId)
+    failCheck(
+      sessionId,
+      `${where} context`,
+      `it belongs to session ${describeValue(fn.sessionId)}`,
+    );
+  const expectedId = functionChildId(fn.name);
+  if (childId !== expectedId)
+    failCheck(
+      sessionId,
+      where,
+      `function ${describeValue(fn.name)} must be the child ${expectedId}`,
+    );
+  expectSystemIdOf(sessionId, childId, child, functionActorId(sessionId, fn.name));
+  const live = liveFunctions.includes(fn.name);
+  if (live !== (stored.status === 'active'))
+    failCheck(
+      sessionId,
+      where,
+      `function ${fn.name} is ${stored.status} but ${live ? '' : 'not '}listed as live`,
+    );
+  if (live && !catalog.get(fn.name))
+    failCheck(sessionId, where, `function ${describeValue(fn.name)} is not defined any more`);
+  checkStateValue(sessionId, machines.function, stored, where);
+  if (isFinalValue(machines.function, stored.value) !== (stored.status === 'done'))
+    failCheck(
+      sessionId,
+      where,
+      `a function in ${describeValue(stored.value)} cannot be ${stored.status}`,
+    );
+}
+
+/**
+ * Checks a loop child: a loop state this code can read, of this session, the child and
+ * systemId it must be, no child actors, a context that holds what its state needs, and a
+ * status that agrees with its state. Returns its id while it is live, else null.
+ */
+function checkLoopChild(
+  sessionId: string,
+  childId: string,
+  child: StoredChild,
+  machines: SnapshotMachines,
+): string | null {
+  const where = `child ${childId}`;
+  const stored = shapedAs(sessionId, persistedMachineSchema, child.snapshot, where);
+  checkLoopVersion((stored.context as { schemaVersion?: unknown }).schemaVersion, sessionId, where);
+  const loop = shapedAs(sessionId, loopContextSchema, stored.context, `${where} context`);
+  if (loop.originSessionId !== sessionId)
+    failCheck(
+      sessionId,
+      `${where} context`,
+      `it belongs to session ${describeValue(loop.originSessionId)}`,
+    );
+  if (childId !== LOOP_CHILD_ID)
+    failCheck(
+      sessionId,
+      where,
+      `loop ${describeValue(loop.id)} must be the child ${LOOP_CHILD_ID}`,
+    );
+  expectSystemIdOf(sessionId, childId, child, loopActorId(loop.id));
+  checkStateValue(sessionId, machines.loop, stored, where);
+  // A loop asks for its I/O as effects: it has no child actors of its own.
+  const extra = Object.keys(stored.children);
+  if (extra.length > 0)
+    failCheck(sessionId, where, `a loop has no child actors, the record holds ${extra.join(', ')}`);
+  const lacking = loopStateLacks(stored.value, loop);
+  if (lacking !== undefined)
+    failCheck(
+      sessionId,
+      `${where} context`,
+      `its state ${describeValue(stored.value)} needs ${lacking}`,
+    );
+  const finished = isFinalValue(machines.loop, stored.value);
+  if (finished !== (stored.status === 'done'))
+    failCheck(
+      sessionId,
+      where,
+      `a loop in ${describeValue(stored.value)} cannot be ${stored.status}`,
+    );
+  return finished ? null : loop.id;
 }
 
 /** The ids of a machine's history states (a `historyValue` may only name these). */

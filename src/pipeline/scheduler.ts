@@ -156,6 +156,215 @@ function mostFrequentType(types: readonly string[]): string | undefined {
   return best;
 }
 
+/** One run's state while its chain drains: its queue, and what it recorded so far. */
+interface ChainRun {
+  readonly deps: SchedulerDeps;
+  readonly chainSpan: Span;
+  /** Nodes to process, in order (those before the run's head are done). */
+  readonly queue: PipelineNode[];
+  /** Every node id the run has had: a second node with one is dropped. */
+  readonly seen: Set<string>;
+  readonly results: ActionResultRecord[];
+  readonly handlerCalls: HandlerCall[];
+  readonly errors: RunError[];
+  /** The first terminal result: the run's outcome (the queue still drains). */
+  terminal: { result: TerminalResult; handlerId: string; nodeId: string } | undefined;
+}
+
+/** Queues a node a handler dispatched, unless the run already has one with its id. */
+function enqueueNode(
+  run: ChainRun,
+  node: PipelineNode,
+  by: InstalledHandler,
+  from: PipelineNode,
+): void {
+  const id = nodeIdOf(node);
+  if (run.seen.has(id)) {
+    run.errors.push({
+      handlerId: by.handler.id,
+      nodeId: nodeIdOf(from),
+      code: 'duplicate_node',
+      message: `handler "${by.handler.id}" dispatched ${nodeKindOf(node)} "${id}", which this run already has; it was dropped`,
+    });
+    return;
+  }
+  run.seen.add(id);
+  run.queue.push(node);
+}
+
+/** Queues the signals and actions a `dispatch` result lists; anything else is an error of the run. */
+function applyDispatch(
+  run: ChainRun,
+  result: Extract<RuntimeProcessorResult, { status: 'dispatch' }>,
+  by: InstalledHandler,
+  from: PipelineNode,
+): void {
+  for (const [list, kind] of [
+    [result.signals, 'signal'],
+    [result.actions, 'action'],
+  ] as const) {
+    if (list === undefined) continue;
+    if (!Array.isArray(list)) {
+      run.errors.push({
+        handlerId: by.handler.id,
+        nodeId: nodeIdOf(from),
+        code: 'invalid_node',
+        message: `handler "${by.handler.id}" dispatched ${kind}s that are not a list`,
+      });
+      continue;
+    }
+    for (const node of list) {
+      if (isBuiltNode(node, kind)) enqueueNode(run, node, by, from);
+      else
+        run.errors.push({
+          handlerId: by.handler.id,
+          nodeId: nodeIdOf(from),
+          code: 'invalid_node',
+          message: `handler "${by.handler.id}" dispatched something that is not a built ${kind} (use create${kind === 'signal' ? 'Signal' : 'Action'}); it was dropped`,
+        });
+    }
+  }
+}
+
+/**
+ * Runs one handler on the current node and records what came of it: a call, a result, a
+ * dispatch, a terminal result or an error. Never throws.
+ */
+async function runHandler(
+  run: ChainRun,
+  installed: InstalledHandler,
+  current: NodeInRun,
+): Promise<void> {
+  const { clock, telemetry } = run.deps;
+  const { handlerCalls, results, errors } = run;
+  const { handler } = installed;
+  const { node, kind, nodeId, nodeType, ctx } = current;
+  const span = telemetry.startHandler(run.chainSpan, {
+    'rolebox.pipeline.handler_id': handler.id,
+    'rolebox.pipeline.node_kind': kind,
+    'rolebox.pipeline.node_type': nodeType,
+    'rolebox.pipeline.node_id': nodeId,
+  });
+  const started = clock.now();
+  let returned: unknown;
+  let thrown: unknown;
+  let threw = false;
+  try {
+    returned = await (handler.handle as (node: PipelineNode, ctx: unknown) => unknown)(node, ctx);
+  } catch (error) {
+    threw = true;
+    thrown = error;
+  }
+  const completedAt = clock.now();
+  const durationMs = completedAt - started;
+  const record = (outcome: HandlerCall['outcome'], error?: string) => {
+    handlerCalls.push({
+      handlerId: handler.id,
+      policyId: installed.policyId,
+      kind,
+      nodeId,
+      nodeType,
+      outcome,
+      durationMs,
+      ...(error === undefined ? {} : { error }),
+    });
+    telemetry.handlerRun(
+      handler.id,
+      kind,
+      outcome === 'threw' || outcome === 'invalid' ? 'error' : 'ok',
+      durationMs,
+    );
+    telemetry.endSpan(span, error);
+  };
+  const recordExecution = (action: PipelineAction, result: ExecutorResult) => {
+    if (results.some((existing) => existing.actionId === action.actionId)) {
+      errors.push({
+        handlerId: handler.id,
+        nodeId,
+        code: 'duplicate_result',
+        message: `handler "${handler.id}" returned a second result for action "${action.actionId}"; only the first one counts`,
+      });
+      return;
+    }
+    results.push({
+      actionId: action.actionId,
+      actionType: action.actionType,
+      handlerId: handler.id,
+      result,
+      durationMs,
+    });
+    telemetry.actionResult(action.actionType, result.status, durationMs);
+    enqueueNode(run, createResultSignal(action, result, completedAt), installed, node);
+  };
+
+  if (threw) {
+    const text = message(thrown);
+    record('threw', text);
+    if (kind === 'action') {
+      // An action handler that throws still reports: a failed result, so the chain knows.
+      recordExecution(node as PipelineAction, {
+        actionId: (node as PipelineAction).actionId,
+        attempt: { current: 1, startedAt: started, completedAt, status: 'failed' },
+        status: 'failed',
+        error: {
+          code: 'HANDLER_THREW',
+          message: text,
+          cause:
+            thrown instanceof Error
+              ? { name: thrown.name, message: thrown.message }
+              : String(thrown),
+        },
+      });
+    } else {
+      errors.push({
+        handlerId: handler.id,
+        nodeId,
+        code: 'handler_threw',
+        message: `${kind} handler "${handler.id}" threw on ${nodeId}: ${text}`,
+      });
+    }
+    return;
+  }
+  if (returned === undefined || returned === null) return record('none');
+  if (isExecutorResult(returned)) {
+    if (kind !== 'action') {
+      const text = `${kind} handler "${handler.id}" returned an ExecutorResult; only action handlers perform side effects (split it into a ${kind} handler and an action handler)`;
+      errors.push({
+        handlerId: handler.id,
+        nodeId,
+        code: 'executor_result_from_non_action',
+        message: text,
+      });
+      return record('invalid', text);
+    }
+    record('executed');
+    return recordExecution(node as PipelineAction, returned);
+  }
+  const status = (returned as { status?: unknown }).status;
+  if (status === 'dispatch') {
+    record('dispatch');
+    return applyDispatch(
+      run,
+      returned as Extract<RuntimeProcessorResult, { status: 'dispatch' }>,
+      installed,
+      node,
+    );
+  }
+  if (isTerminalResult(returned)) {
+    record(returned.status);
+    const reason =
+      returned.status === 'conclude' && typeof returned.concluded?.reason === 'string'
+        ? returned.concluded.reason
+        : returned.status;
+    telemetry.terminal(reason);
+    if (!run.terminal) run.terminal = { result: returned, handlerId: handler.id, nodeId };
+    return;
+  }
+  const text = `${kind} handler "${handler.id}" returned ${JSON.stringify(returned)?.slice(0, 80)}, which is not a handler result`;
+  errors.push({ handlerId: handler.id, nodeId, code: 'invalid_result', message: text });
+  record('invalid', text);
+}
+
 /**
  * Runs one source through its chain (SPEC-pipeline §4): a FIFO queue, breadth first; for
  * each node every handler registered for its type, in order, awaited. `dispatch` queues
@@ -172,15 +381,9 @@ export async function runChain(
 ): Promise<PipelineRun> {
   const { registry, guards, clock, telemetry, maxSteps, guardTtlMs } = deps;
   const startedAt = clock.now();
-  const queue: PipelineNode[] = [source];
-  const seen = new Set<string>([source.sourceId]);
   const signals: PipelineSignal[] = [];
   const actions: PipelineAction[] = [];
-  const results: ActionResultRecord[] = [];
-  const handlerCalls: HandlerCall[] = [];
-  const errors: RunError[] = [];
   const processedTypes: string[] = [];
-  let terminal: { result: TerminalResult; handlerId: string; nodeId: string } | undefined;
   let maxStepsHit = false;
   let head = 0;
   const chainSpan = telemetry.startChain({
@@ -189,181 +392,17 @@ export async function runChain(
     'rolebox.pipeline.scope_key': source.scopeKey,
     'rolebox.pipeline.source_type': source.sourceType,
   });
-
-  const enqueueNode = (node: PipelineNode, by: InstalledHandler, from: PipelineNode) => {
-    const id = nodeIdOf(node);
-    if (seen.has(id)) {
-      errors.push({
-        handlerId: by.handler.id,
-        nodeId: nodeIdOf(from),
-        code: 'duplicate_node',
-        message: `handler "${by.handler.id}" dispatched ${nodeKindOf(node)} "${id}", which this run already has; it was dropped`,
-      });
-      return;
-    }
-    seen.add(id);
-    queue.push(node);
+  const run: ChainRun = {
+    deps,
+    chainSpan,
+    queue: [source],
+    seen: new Set<string>([source.sourceId]),
+    results: [],
+    handlerCalls: [],
+    errors: [],
+    terminal: undefined,
   };
-
-  const applyDispatch = (
-    result: Extract<RuntimeProcessorResult, { status: 'dispatch' }>,
-    by: InstalledHandler,
-    from: PipelineNode,
-  ) => {
-    for (const [list, kind] of [
-      [result.signals, 'signal'],
-      [result.actions, 'action'],
-    ] as const) {
-      if (list === undefined) continue;
-      if (!Array.isArray(list)) {
-        errors.push({
-          handlerId: by.handler.id,
-          nodeId: nodeIdOf(from),
-          code: 'invalid_node',
-          message: `handler "${by.handler.id}" dispatched ${kind}s that are not a list`,
-        });
-        continue;
-      }
-      for (const node of list) {
-        if (isBuiltNode(node, kind)) enqueueNode(node, by, from);
-        else
-          errors.push({
-            handlerId: by.handler.id,
-            nodeId: nodeIdOf(from),
-            code: 'invalid_node',
-            message: `handler "${by.handler.id}" dispatched something that is not a built ${kind} (use create${kind === 'signal' ? 'Signal' : 'Action'}); it was dropped`,
-          });
-      }
-    }
-  };
-
-  const runHandler = async (installed: InstalledHandler, current: NodeInRun) => {
-    const { handler } = installed;
-    const { node, kind, nodeId, nodeType, ctx } = current;
-    const span = telemetry.startHandler(chainSpan, {
-      'rolebox.pipeline.handler_id': handler.id,
-      'rolebox.pipeline.node_kind': kind,
-      'rolebox.pipeline.node_type': nodeType,
-      'rolebox.pipeline.node_id': nodeId,
-    });
-    const started = clock.now();
-    let returned: unknown;
-    let thrown: unknown;
-    let threw = false;
-    try {
-      returned = await (handler.handle as (node: PipelineNode, ctx: unknown) => unknown)(node, ctx);
-    } catch (error) {
-      threw = true;
-      thrown = error;
-    }
-    const completedAt = clock.now();
-    const durationMs = completedAt - started;
-    const record = (outcome: HandlerCall['outcome'], error?: string) => {
-      handlerCalls.push({
-        handlerId: handler.id,
-        policyId: installed.policyId,
-        kind,
-        nodeId,
-        nodeType,
-        outcome,
-        durationMs,
-        ...(error === undefined ? {} : { error }),
-      });
-      telemetry.handlerRun(
-        handler.id,
-        kind,
-        outcome === 'threw' || outcome === 'invalid' ? 'error' : 'ok',
-        durationMs,
-      );
-      telemetry.endSpan(span, error);
-    };
-    const recordExecution = (action: PipelineAction, result: ExecutorResult) => {
-      if (results.some((existing) => existing.actionId === action.actionId)) {
-        errors.push({
-          handlerId: handler.id,
-          nodeId,
-          code: 'duplicate_result',
-          message: `handler "${handler.id}" returned a second result for action "${action.actionId}"; only the first one counts`,
-        });
-        return;
-      }
-      results.push({
-        actionId: action.actionId,
-        actionType: action.actionType,
-        handlerId: handler.id,
-        result,
-        durationMs,
-      });
-      telemetry.actionResult(action.actionType, result.status, durationMs);
-      enqueueNode(createResultSignal(action, result, completedAt), installed, node);
-    };
-
-    if (threw) {
-      const text = message(thrown);
-      record('threw', text);
-      if (kind === 'action') {
-        // An action handler that throws still reports: a failed result, so the chain knows.
-        recordExecution(node as PipelineAction, {
-          actionId: (node as PipelineAction).actionId,
-          attempt: { current: 1, startedAt: started, completedAt, status: 'failed' },
-          status: 'failed',
-          error: {
-            code: 'HANDLER_THREW',
-            message: text,
-            cause:
-              thrown instanceof Error
-                ? { name: thrown.name, message: thrown.message }
-                : String(thrown),
-          },
-        });
-      } else {
-        errors.push({
-          handlerId: handler.id,
-          nodeId,
-          code: 'handler_threw',
-          message: `${kind} handler "${handler.id}" threw on ${nodeId}: ${text}`,
-        });
-      }
-      return;
-    }
-    if (returned === undefined || returned === null) return record('none');
-    if (isExecutorResult(returned)) {
-      if (kind !== 'action') {
-        const text = `${kind} handler "${handler.id}" returned an ExecutorResult; only action handlers perform side effects (split it into a ${kind} handler and an action handler)`;
-        errors.push({
-          handlerId: handler.id,
-          nodeId,
-          code: 'executor_result_from_non_action',
-          message: text,
-        });
-        return record('invalid', text);
-      }
-      record('executed');
-      return recordExecution(node as PipelineAction, returned);
-    }
-    const status = (returned as { status?: unknown }).status;
-    if (status === 'dispatch') {
-      record('dispatch');
-      return applyDispatch(
-        returned as Extract<RuntimeProcessorResult, { status: 'dispatch' }>,
-        installed,
-        node,
-      );
-    }
-    if (isTerminalResult(returned)) {
-      record(returned.status);
-      const reason =
-        returned.status === 'conclude' && typeof returned.concluded?.reason === 'string'
-          ? returned.concluded.reason
-          : returned.status;
-      telemetry.terminal(reason);
-      if (!terminal) terminal = { result: returned, handlerId: handler.id, nodeId };
-      return;
-    }
-    const text = `${kind} handler "${handler.id}" returned ${JSON.stringify(returned)?.slice(0, 80)}, which is not a handler result`;
-    errors.push({ handlerId: handler.id, nodeId, code: 'invalid_result', message: text });
-    record('invalid', text);
-  };
+  const { queue, results, handlerCalls, errors } = run;
 
   while (head < queue.length) {
     if (processedTypes.length >= maxSteps) {
@@ -386,7 +425,7 @@ export async function runChain(
       ctx: createHandlerContext(source.scopeKey, node.timestamp, guards, guardTtlMs, window),
     };
     for (const installed of registry.handlersFor(kind, nodeType))
-      await runHandler(installed, current);
+      await runHandler(run, installed, current);
   }
 
   const completedAt = clock.now();
@@ -398,16 +437,16 @@ export async function runChain(
         reason: 'max_steps',
         result: { status: 'conclude', concluded: { reason: 'max_steps', maxSteps, loopedType } },
       }
-    : terminal
+    : run.terminal
       ? {
-          status: terminal.result.status,
+          status: run.terminal.result.status,
           reason:
-            terminal.result.status === 'conclude' &&
-            typeof terminal.result.concluded?.reason === 'string'
-              ? terminal.result.concluded.reason
-              : terminal.result.status,
-          result: terminal.result,
-          terminalBy: { handlerId: terminal.handlerId, nodeId: terminal.nodeId },
+            run.terminal.result.status === 'conclude' &&
+            typeof run.terminal.result.concluded?.reason === 'string'
+              ? run.terminal.result.concluded.reason
+              : run.terminal.result.status,
+          result: run.terminal.result,
+          terminalBy: { handlerId: run.terminal.handlerId, nodeId: run.terminal.nodeId },
         }
       : { status: 'completed' };
   telemetry.chain(final.status, completedAt - startedAt);

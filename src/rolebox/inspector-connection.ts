@@ -160,7 +160,10 @@ export function connectWebSocketInspector(
       for (const frame of buffer.splice(0)) ws.send(frame);
       onSettled?.();
     });
-    ws.addEventListener('message', (event) => void handleCommand(ws, String(event.data)));
+    ws.addEventListener(
+      'message',
+      (event) => void answerCommand(ws, String(event.data), onCommand),
+    );
     ws.addEventListener('error', () => {
       warnOnce(
         `the inspector at ${url} cannot be reached (is \`rolebox inspect\` running?); retrying every second`,
@@ -173,26 +176,6 @@ export function connectWebSocketInspector(
       // In Node a retry alone must not keep the process alive (a page has no unref).
       (retry as { unref?: () => void }).unref?.();
     });
-  };
-
-  const handleCommand = async (ws: InspectorSocket, data: string) => {
-    let message: { type?: unknown; requestId?: unknown; actor?: unknown; command?: unknown };
-    try {
-      message = JSON.parse(data);
-    } catch {
-      return;
-    }
-    if (message.type !== 'rolebox.command') return;
-    let result: { ok: boolean; error?: string };
-    try {
-      await onCommand(String(message.actor), message.command as InspectorCommand);
-      result = { ok: true };
-    } catch (error) {
-      result = { ok: false, error: (error as Error).message };
-    }
-    ws.send(
-      JSON.stringify({ type: 'rolebox.command_result', requestId: message.requestId, ...result }),
-    );
   };
 
   const deliver = (frame: string) => {
@@ -282,4 +265,32 @@ export function connectWebSocketInspector(
       socket?.close();
     },
   };
+}
+
+/**
+ * Runs a `rolebox.command` frame the server sent and answers it with a
+ * `rolebox.command_result` (ok, or the error's message); other frames are ignored.
+ */
+async function answerCommand(
+  ws: InspectorSocket,
+  data: string,
+  onCommand: InspectorCommandHandler,
+): Promise<void> {
+  let message: { type?: unknown; requestId?: unknown; actor?: unknown; command?: unknown };
+  try {
+    message = JSON.parse(data);
+  } catch {
+    return;
+  }
+  if (message.type !== 'rolebox.command') return;
+  let result: { ok: boolean; error?: string };
+  try {
+    await onCommand(String(message.actor), message.command as InspectorCommand);
+    result = { ok: true };
+  } catch (error) {
+    result = { ok: false, error: (error as Error).message };
+  }
+  ws.send(
+    JSON.stringify({ type: 'rolebox.command_result', requestId: message.requestId, ...result }),
+  );
 }

@@ -46,52 +46,8 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
   const watchedLoops = new Set<string>();
   let connected = true;
 
-  // enqueue() only validates synchronously; its persisting and running come later, so the
-  // actor that produced the fact is never held up.
-  const enqueue = <T extends keyof RoleboxSourcePayloads>(sessionId: string, source: Fact<T>) => {
-    if (!connected) return;
-    let intake: Promise<unknown>;
-    try {
-      intake = pipeline.enqueue({
-        sourceType: source.type,
-        payload: source.payload,
-        scope: { sessionId },
-      });
-    } catch (error) {
-      intake = Promise.reject(error);
-    }
-    intake.catch((error: unknown) => {
-      if (isRoleboxError(error, 'pipeline_stopped')) return;
-      host.onError(error instanceof Error ? error : new Error(String(error)), sessionId);
-    });
-  };
-
-  const watchArtifacts = (sessionId: string) => {
-    const store = host.access.artifactsActor(sessionId);
-    if (!store) return;
-    const statuses = new Map<string, string>(
-      store.getSnapshot().context.artifacts.map((artifact) => [artifact.id, artifact.status]),
-    );
-    track(
-      sessionId,
-      store.subscribe((snapshot) => {
-        for (const artifact of snapshot.context.artifacts) {
-          const from = statuses.get(artifact.id) ?? null;
-          if (from === artifact.status) continue;
-          statuses.set(artifact.id, artifact.status);
-          enqueue(sessionId, {
-            type: PIPELINE_SOURCE_TYPES.artifactStatusChanged,
-            payload: {
-              sessionId,
-              artifactId: artifact.id,
-              name: artifact.name,
-              from,
-              to: artifact.status,
-            },
-          });
-        }
-      }),
-    );
+  const enqueue: Enqueue = (sessionId, source) => {
+    if (connected) enqueueFact(host, pipeline, sessionId, source);
   };
 
   const watchSession = (sessionId: string) => {
@@ -122,7 +78,8 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
         },
       }),
     );
-    watchArtifacts(sessionId);
+    const artifacts = watchArtifactStatuses(host.access, sessionId, enqueue);
+    if (artifacts) track(sessionId, artifacts);
     if (first.context.activeLoopId) watchLoop(sessionId, first.context.activeLoopId);
   };
 
@@ -203,4 +160,67 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
     off();
     for (const sessionId of [...subscriptions.keys()]) release(sessionId);
   };
+}
+
+/** Hands one fact to the pipeline (see {@link enqueueFact}). */
+type Enqueue = <T extends keyof RoleboxSourcePayloads>(sessionId: string, source: Fact<T>) => void;
+
+/**
+ * Enqueues a fact. enqueue() only validates synchronously; its persisting and running come
+ * later, so the actor that produced the fact is never held up. A refusal goes to
+ * `host.onError`, except once the pipeline has stopped.
+ */
+function enqueueFact<T extends keyof RoleboxSourcePayloads>(
+  host: BridgeHost,
+  pipeline: Pipeline,
+  sessionId: string,
+  source: Fact<T>,
+): void {
+  let intake: Promise<unknown>;
+  try {
+    intake = pipeline.enqueue({
+      sourceType: source.type,
+      payload: source.payload,
+      scope: { sessionId },
+    });
+  } catch (error) {
+    intake = Promise.reject(error);
+  }
+  intake.catch((error: unknown) => {
+    if (isRoleboxError(error, 'pipeline_stopped')) return;
+    host.onError(error instanceof Error ? error : new Error(String(error)), sessionId);
+  });
+}
+
+/**
+ * Enqueues an artifact status change for each artifact of the session's store whose status
+ * changes from now on. Returns the subscription, or undefined when the session has no store.
+ */
+function watchArtifactStatuses(
+  access: BridgeHost['access'],
+  sessionId: string,
+  enqueue: Enqueue,
+): { unsubscribe(): void } | undefined {
+  const store = access.artifactsActor(sessionId);
+  if (!store) return undefined;
+  const statuses = new Map<string, string>(
+    store.getSnapshot().context.artifacts.map((artifact) => [artifact.id, artifact.status]),
+  );
+  return store.subscribe((snapshot) => {
+    for (const artifact of snapshot.context.artifacts) {
+      const from = statuses.get(artifact.id) ?? null;
+      if (from === artifact.status) continue;
+      statuses.set(artifact.id, artifact.status);
+      enqueue(sessionId, {
+        type: PIPELINE_SOURCE_TYPES.artifactStatusChanged,
+        payload: {
+          sessionId,
+          artifactId: artifact.id,
+          name: artifact.name,
+          from,
+          to: artifact.status,
+        },
+      });
+    }
+  });
 }
