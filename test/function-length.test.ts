@@ -17,7 +17,7 @@ const MAX_LINES = 150;
  * Functions still over the limit, `file:name`, to be split. It may only shrink: the test
  * fails for one listed here that is now within the limit, or gone, so the list cannot go stale.
  */
-const STILL_TOO_LONG: readonly string[] = ['src/restate/session-object.ts:sessionObjectWith'];
+const STILL_TOO_LONG: readonly string[] = [];
 
 function sourcesUnder(dir: string): string[] {
   return readdirSync(join(REPO, dir), { recursive: true, withFileTypes: true })

@@ -233,86 +233,8 @@ export function sessionObjectWith(
         ...(inspection ? { inspect: inspection.observerFor(ctx.key) } : {}),
       }),
     );
-    await commit(ctx, state, outcome, now);
+    await commitStep(ctx, state, outcome, now, { objectName, workers, eventSink });
     return { result: outcome.result ?? null, events: outcome.events };
-  };
-
-  /** Stores the step and performs its effects: rounds, cancels, the next deadline, events. */
-  const commit = async (
-    ctx: restate.ObjectContext,
-    before: SessionState,
-    outcome: StepOutcome<unknown>,
-    now: number,
-  ): Promise<void> => {
-    if (outcome.closed) {
-      await disarmDeadline(ctx);
-      ctx.clearAll();
-      return;
-    }
-    const tasks: Record<string, TaskEntry> = { ...outcome.state.tasks };
-    for (const round of outcome.dispatched) {
-      if (!workers) continue;
-      const request: RoundRequest = {
-        ...round,
-        session: { object: objectName, key: ctx.key },
-      };
-      const handle = ctx.genericSend({
-        service: workers.service,
-        method: workers.handler ?? 'run',
-        parameter: request,
-        inputSerde: restate.serde.json,
-        idempotencyKey: `${ctx.key}/${round.key}`,
-      });
-      const entry = tasks[round.taskId];
-      if (entry) tasks[round.taskId] = { ...entry, invocationId: await handle.invocationId };
-    }
-    for (const task of outcome.cancelled)
-      if (task.invocationId) ctx.cancel(task.invocationId as restate.InvocationId);
-    if (outcome.changed || outcome.dispatched.length > 0) {
-      // Only what changed is written: a signal rewrites its session's record, not the rest.
-      const after = outcome.state.records;
-      for (const [id, data] of Object.entries(after))
-        if (before.records[id] !== data) ctx.set(recordKey(id), data);
-      for (const id of Object.keys(before.records))
-        if (!Object.hasOwn(after, id)) ctx.clear(recordKey(id));
-      const ids = Object.keys(after);
-      const beforeIds = Object.keys(before.records);
-      if (ids.length !== beforeIds.length || ids.some((id) => !Object.hasOwn(before.records, id)))
-        ctx.set(STATE.recordIds, ids);
-      if (outcome.dispatched.length > 0 || JSON.stringify(tasks) !== JSON.stringify(before.tasks))
-        ctx.set(STATE.tasks, tasks);
-      ctx.set(STATE.at, now);
-    }
-    // One delayed `deadline` call at a time, for the session's earliest deadline: one no
-    // longer wanted (a round ended before its timeout, a loop finished) is cancelled, not
-    // left to fire.
-    const armed = await ctx.get<number>(STATE.deadlineAt);
-    if ((outcome.wakeAt ?? null) !== armed) {
-      await disarmDeadline(ctx);
-      if (outcome.wakeAt !== undefined) {
-        const call = ctx.genericSend({
-          service: objectName,
-          method: 'deadline',
-          key: ctx.key,
-          parameter: { at: outcome.wakeAt },
-          inputSerde: restate.serde.json,
-          delay: Math.max(0, outcome.wakeAt - now),
-        });
-        ctx.set(STATE.deadlineAt, outcome.wakeAt);
-        ctx.set(STATE.deadlineInvocation, await call.invocationId);
-      }
-    }
-    if (eventSink && outcome.events.length > 0) {
-      const seq = ((await ctx.get<number>(STATE.seq)) ?? 0) + 1;
-      ctx.set(STATE.seq, seq);
-      const batch: HostEventBatch = { sessionId: ctx.key, seq, events: outcome.events };
-      ctx.genericSend({
-        service: eventSink.service,
-        method: eventSink.handler ?? 'hostEvents',
-        parameter: batch,
-        inputSerde: restate.serde.json,
-      });
-    }
   };
 
   const handlers: Record<string, SessionObjectHandler> = {
@@ -398,6 +320,93 @@ export function sessionObjectWith(
     );
   }
   return restate.object({ name: objectName, handlers });
+}
+
+/** Where a step's effects go: the object itself (deadlines), the worker service, the event sink. */
+interface StepTargets {
+  readonly objectName: string;
+  readonly workers: SessionObjectOptions['workers'];
+  readonly eventSink: SessionObjectOptions['eventSink'];
+}
+
+/** Stores the step and performs its effects: rounds, cancels, the next deadline, events. */
+async function commitStep(
+  ctx: restate.ObjectContext,
+  before: SessionState,
+  outcome: StepOutcome<unknown>,
+  now: number,
+  targets: StepTargets,
+): Promise<void> {
+  const { objectName, workers, eventSink } = targets;
+  if (outcome.closed) {
+    await disarmDeadline(ctx);
+    ctx.clearAll();
+    return;
+  }
+  const tasks: Record<string, TaskEntry> = { ...outcome.state.tasks };
+  for (const round of outcome.dispatched) {
+    if (!workers) continue;
+    const request: RoundRequest = {
+      ...round,
+      session: { object: objectName, key: ctx.key },
+    };
+    const handle = ctx.genericSend({
+      service: workers.service,
+      method: workers.handler ?? 'run',
+      parameter: request,
+      inputSerde: restate.serde.json,
+      idempotencyKey: `${ctx.key}/${round.key}`,
+    });
+    const entry = tasks[round.taskId];
+    if (entry) tasks[round.taskId] = { ...entry, invocationId: await handle.invocationId };
+  }
+  for (const task of outcome.cancelled)
+    if (task.invocationId) ctx.cancel(task.invocationId as restate.InvocationId);
+  if (outcome.changed || outcome.dispatched.length > 0) {
+    // Only what changed is written: a signal rewrites its session's record, not the rest.
+    const after = outcome.state.records;
+    for (const [id, data] of Object.entries(after))
+      if (before.records[id] !== data) ctx.set(recordKey(id), data);
+    for (const id of Object.keys(before.records))
+      if (!Object.hasOwn(after, id)) ctx.clear(recordKey(id));
+    const ids = Object.keys(after);
+    const beforeIds = Object.keys(before.records);
+    if (ids.length !== beforeIds.length || ids.some((id) => !Object.hasOwn(before.records, id)))
+      ctx.set(STATE.recordIds, ids);
+    if (outcome.dispatched.length > 0 || JSON.stringify(tasks) !== JSON.stringify(before.tasks))
+      ctx.set(STATE.tasks, tasks);
+    ctx.set(STATE.at, now);
+  }
+  // One delayed `deadline` call at a time, for the session's earliest deadline: one no
+  // longer wanted (a round ended before its timeout, a loop finished) is cancelled, not
+  // left to fire.
+  const armed = await ctx.get<number>(STATE.deadlineAt);
+  if ((outcome.wakeAt ?? null) !== armed) {
+    await disarmDeadline(ctx);
+    if (outcome.wakeAt !== undefined) {
+      const call = ctx.genericSend({
+        service: objectName,
+        method: 'deadline',
+        key: ctx.key,
+        parameter: { at: outcome.wakeAt },
+        inputSerde: restate.serde.json,
+        delay: Math.max(0, outcome.wakeAt - now),
+      });
+      ctx.set(STATE.deadlineAt, outcome.wakeAt);
+      ctx.set(STATE.deadlineInvocation, await call.invocationId);
+    }
+  }
+  if (eventSink && outcome.events.length > 0) {
+    const seq = ((await ctx.get<number>(STATE.seq)) ?? 0) + 1;
+    ctx.set(STATE.seq, seq);
+    const batch: HostEventBatch = { sessionId: ctx.key, seq, events: outcome.events };
+    ctx.genericSend({
+      service: eventSink.service,
+      method: eventSink.handler ?? 'hostEvents',
+      parameter: batch,
+      inputSerde: restate.serde.json,
+    });
+  }
 }
 
 /** Cancels the session's pending `deadline` call, if any, and forgets it. */
