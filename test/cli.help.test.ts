@@ -148,6 +148,23 @@ describe('rolebox --help lists the exit codes', () => {
     expect(section).toMatch(/^ {2}143 +SIGTERM/m);
   });
 
+  it("every command's --help ends with the same exit codes", () => {
+    const printed: string[] = [];
+    const capturing = buildProgram(
+      { out: (text) => printed.push(text), err: () => {} },
+      { code: 0 },
+    );
+    for (const command of commandsOf(capturing)) {
+      printed.length = 0;
+      command.outputHelp();
+      const text = printed.join('\n');
+      const section = text.slice(text.indexOf('Exit codes:'));
+      const listed = [...section.matchAll(/^ {2}(\d+) +\S.*$/gm)].map((match) => Number(match[1]));
+      expect(text, nameOf(command)).toContain('Exit codes:');
+      expect(listed, nameOf(command)).toEqual(EXIT_CODES.map(([code]) => code));
+    }
+  });
+
   it('the README lists the same exit codes in its table', async () => {
     const readme = await readFile(join(import.meta.dirname, '..', 'README.md'), 'utf8');
     const start = readme.indexOf('| exit code | meaning');

@@ -200,6 +200,18 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
     });
 
   addRestateCommands(program, output, exit);
+  return withExitCodesInEveryHelp(program);
+}
+
+/**
+ * Ends every command's --help with the exit codes, as the README says (not only the
+ * program's): a user reads `rolebox loop --help`, not `rolebox --help`.
+ */
+function withExitCodesInEveryHelp(program: Command): Command {
+  const subcommandsOf = (command: Command): Command[] =>
+    command.commands.flatMap((sub) => [sub, ...subcommandsOf(sub)]);
+  for (const command of subcommandsOf(program))
+    command.addHelpText('after', `\n${exitCodesHelp()}`);
   return program;
 }
 
