@@ -28,7 +28,7 @@ export const LOOP_MACHINE_VERSION = 2;
  * the machine is state logic.
  */
 export const LOOP_OUTBOUND_ACTIONS = [
-  'askFor',
+  'emitLoopNeeds',
   'announceRound',
   'announceEnd',
   'reportWorkerStarted',
@@ -91,8 +91,8 @@ function recordOutput(
  * chain driven by the worker's termination (never by polling). It performs no I/O and
  * invokes no actor: each state asks for what it needs from the world as effects
  * (`loopEffectsOf`: prepare, dispatch a round, watch its task, collect its result, cancel
- * it, arm a deadline), sent to its session with `askFor`, and the host runtime answers with
- * `loop.*` events. Deadlines stay data in context; the runtime re-arms them whenever a loop
+ * it, arm a deadline), emitted as `loop_effects` by `emitLoopNeeds` to the runtime that
+ * listens to the loop, and the host runtime answers with `loop.*` events. Deadlines stay data in context; the runtime re-arms them whenever a loop
  * is activated, which is all restart reconciliation needs (DESIGN §7).
  * Upstream: its session (stop requests) and the runtime's answers. Downstream: its session
  * (notes, worker sessions, effects, the outcome), only through {@link LOOP_OUTBOUND_ACTIONS}.
@@ -249,7 +249,7 @@ export function createLoopMachine(env: MachineEnv) {
       // Outbound. Needs, notes and round starts are emitted by the loop itself: relayed
       // through the session they cost a session step each (five per round), for nothing
       // the session keeps. Only the end goes to the session, which drops the loop.
-      askFor: emit(
+      emitLoopNeeds: emit(
         ({ context }, { state }: { state: LoopEffectState | undefined }) =>
           ({
             type: 'loop_effects',
@@ -365,7 +365,7 @@ export function createLoopMachine(env: MachineEnv) {
         states: {
           // The inter-round delay: a deadline in context, armed by the runtime.
           waiting: {
-            entry: askFor('waiting'),
+            entry: emitLoopNeeds('waiting'),
             on: {
               'loop.deadline_reached': {
                 guard: { type: 'delayElapsed', params: ({ event }) => event },
@@ -383,7 +383,7 @@ export function createLoopMachine(env: MachineEnv) {
             },
           },
           sending: {
-            entry: askFor('sending'),
+            entry: emitLoopNeeds('sending'),
             on: {
               'loop.round_dispatched': [
                 {
@@ -417,7 +417,7 @@ export function createLoopMachine(env: MachineEnv) {
         },
       },
       awaiting_worker: {
-        entry: askFor('awaiting_worker'),
+        entry: emitLoopNeeds('awaiting_worker'),
         on: {
           'loop.worker_terminated': [
             {
@@ -445,7 +445,7 @@ export function createLoopMachine(env: MachineEnv) {
         },
       },
       summarizing: {
-        entry: askFor('summarizing'),
+        entry: emitLoopNeeds('summarizing'),
         on: {
           'loop.result_collected': [
             {
@@ -497,7 +497,7 @@ export function createLoopMachine(env: MachineEnv) {
             ],
           },
           cancelling_worker: {
-            entry: askFor('cancelling_worker'),
+            entry: emitLoopNeeds('cancelling_worker'),
             on: {
               'loop.worker_cancelled': {
                 guard: { type: 'isTaskBeingCancelled', params: ({ event }) => event },
@@ -519,7 +519,7 @@ export function createLoopMachine(env: MachineEnv) {
       complete: {
         type: 'final',
         entry: [
-          askFor(undefined),
+          emitLoopNeeds(undefined),
           { type: 'announceEnd', params: { outcome: 'complete' } },
           { type: 'reportFinished', params: { phase: 'complete' } },
         ],
@@ -527,7 +527,7 @@ export function createLoopMachine(env: MachineEnv) {
       cancelled: {
         type: 'final',
         entry: [
-          askFor(undefined),
+          emitLoopNeeds(undefined),
           { type: 'announceEnd', params: { outcome: 'cancelled' } },
           { type: 'reportFinished', params: { phase: 'cancelled' } },
         ],
@@ -535,7 +535,7 @@ export function createLoopMachine(env: MachineEnv) {
       interrupted: {
         type: 'final',
         entry: [
-          askFor(undefined),
+          emitLoopNeeds(undefined),
           { type: 'announceEnd', params: { outcome: 'interrupted' } },
           { type: 'reportFinished', params: { phase: 'interrupted' } },
         ],
@@ -543,7 +543,7 @@ export function createLoopMachine(env: MachineEnv) {
       error: {
         type: 'final',
         entry: [
-          askFor(undefined),
+          emitLoopNeeds(undefined),
           { type: 'announceEnd', params: { outcome: 'error' } },
           { type: 'reportFinished', params: { phase: 'error' } },
         ],
@@ -553,9 +553,9 @@ export function createLoopMachine(env: MachineEnv) {
   return withFastContext(machine);
 }
 
-/** `askFor` for one state: the loop tells its session all it needs from the world there. */
-function askFor(state: LoopEffectState | undefined) {
-  return { type: 'askFor', params: { state } } as const;
+/** `emitLoopNeeds` for one state: the loop emits (`loop_effects`) all it needs from the world there. */
+function emitLoopNeeds(state: LoopEffectState | undefined) {
+  return { type: 'emitLoopNeeds', params: { state } } as const;
 }
 
 /** `recordSummary` with the result the runtime collected. */

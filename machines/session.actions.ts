@@ -74,7 +74,7 @@ type SessionActor =
 
 /** The named actions that the session's actions enqueue (setup checks that they exist). */
 type EnqueuedAction =
-  | { type: 'tellParent'; params: { event: ToParentEvent } }
+  | { type: 'emitHostEventOrReport'; params: { event: ToParentEvent } }
   | { type: 'settleIdle'; params: IdleCycle };
 
 /** What an action's `params` may be. */
@@ -103,7 +103,7 @@ type SessionAssign<TParams extends Params> = typeof assign<
 >;
 
 /**
- * A session action that takes `params` and enqueues actions, `tellParent` among them.
+ * A session action that takes `params` and enqueues actions, `emitHostEventOrReport` among them.
  * Written inline in `setup({ actions })`, XState cannot type an enqueuer that knows its
  * sibling actions (a TypeScript limit, statelyai/xstate#4545); naming the types here gives
  * one that does, and `setup` still checks them against the machine's real actions.
@@ -124,17 +124,18 @@ function sessionAssign<TParams extends Params = undefined>(
 }
 
 /**
- * The named action `tellParent` with `event`: the session's only outbound path, so that a
+ * The named action `emitHostEventOrReport` with `event`: the session's only outbound path, so that a
  * model test can provide it as a no-op and traverse the machine alone.
  */
-const tell = (event: ToParentEvent) => ({ type: 'tellParent', params: { event } }) as const;
+const outbound = (event: ToParentEvent) =>
+  ({ type: 'emitHostEventOrReport', params: { event } }) as const;
 
-/** {@link tell} for an event the system emits to the host. */
-const tellHost = (event: SystemEmitted) => tell({ type: 'host', event });
+/** {@link outbound} for an event the system emits to the host. */
+const emitToHost = (event: SystemEmitted) => outbound({ type: 'host', event });
 
-/** {@link tellHost} for an effect the host performs for session `sessionId`. */
+/** {@link emitToHost} for an effect the host performs for session `sessionId`. */
 const effect = (sessionId: string, sessionEffect: SessionEffect) =>
-  tellHost({ type: 'effect', sessionId, effect: sessionEffect });
+  emitToHost({ type: 'effect', sessionId, effect: sessionEffect });
 
 /** Params that are the transition's own event: its type is checked at the call site. */
 const theEvent = <TEvent>({ event }: { event: TEvent }): TEvent => event;
@@ -179,7 +180,7 @@ const runtimeActions = {
   // What the host is told is emitted by the session itself, to the runtime that listens to
   // it: relayed through the shard and the root it cost two XState steps per event and
   // changed nothing there. What the system keeps (the loop registry) goes up as events.
-  tellParent: enqueueActions<
+  emitHostEventOrReport: enqueueActions<
     SessionContext,
     SessionEvent,
     { event: ToParentEvent },
@@ -190,6 +191,8 @@ const runtimeActions = {
     never,
     SystemEmitted
   >(({ enqueue }, params) => {
+    // Host events are emitted (the runtime listens to the session); a report for the
+    // system's loop registry goes to the parent shard, which passes it up to the root.
     if (params.event.type === 'host') enqueue.emit(params.event.event);
     else enqueue.sendParent(params.event);
   }),
@@ -369,7 +372,7 @@ function routingActions(env: MachineEnv) {
         const recordedOn = [...context.liveFunctions];
         enqueue.assign({ updatedAt: at });
         enqueue(
-          tellHost({
+          emitToHost({
             type: 'signal',
             sessionId: context.sessionId,
             receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload),
@@ -391,7 +394,7 @@ function routingActions(env: MachineEnv) {
           });
         const observedOn = context.liveFunctions.length;
         enqueue.assign({ updatedAt: at });
-        enqueue(tellHost({ type: 'tool', sessionId: context.sessionId, tool, observedOn }));
+        enqueue(emitToHost({ type: 'tool', sessionId: context.sessionId, tool, observedOn }));
       },
     ),
     /** Starts an idle cycle: every live function is asked; with none, it settles at once. */
@@ -429,12 +432,14 @@ function routingActions(env: MachineEnv) {
           });
       enqueue.assign({ idle: null, continuations });
       for (const block of report.blocked)
-        enqueue(tellHost({ type: 'continue_blocked', sessionId, ...block }));
+        enqueue(emitToHost({ type: 'continue_blocked', sessionId, ...block }));
       if (report.continued) {
         const functions = report.continuing;
-        enqueue(tellHost({ type: 'continue', sessionId, functions, continuation: continuations }));
+        enqueue(
+          emitToHost({ type: 'continue', sessionId, functions, continuation: continuations }),
+        );
       }
-      enqueue(tellHost({ type: 'idle', sessionId, report }));
+      enqueue(emitToHost({ type: 'idle', sessionId, report }));
     }),
     /** A user message: it may stop the loop, and it is a user action for every function. */
     relayUserMessage: sessionAction(
@@ -506,7 +511,7 @@ function lifecycleActions(env: MachineEnv) {
       const store = childSnapshot<typeof artifactStoreLogic>(self, ARTIFACTS_CHILD_ID);
       const artifactId = nextArtifactId(store?.context ?? EMPTY_ARTIFACT_STORE, write.name);
       enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'write', ...write });
-      enqueue(tellHost({ type: 'artifact_written', sessionId, artifactId, name: write.name }));
+      enqueue(emitToHost({ type: 'artifact_written', sessionId, artifactId, name: write.name }));
       const facts = factsNow(context, self, write.name);
       for (const name of context.liveFunctions)
         enqueue.sendTo(functionChildId(name), { type: 'fn.facts', facts, at: write.at });
@@ -528,7 +533,7 @@ function lifecycleActions(env: MachineEnv) {
           systemId: functionActorId(sessionId, name),
           input: { sessionId, name, facts, at },
         });
-        enqueue(tellHost({ type: 'function_activated', sessionId, function: name, by }));
+        enqueue(emitToHost({ type: 'function_activated', sessionId, function: name, by }));
       }
       if (plan.spawn.length === 0) return;
       const { liveFunctions, retiredFunctions } = plan;
@@ -546,7 +551,7 @@ function lifecycleActions(env: MachineEnv) {
       const plan = planDeactivation(context, names, lastStates, at);
       for (const name of plan.stop) {
         enqueue.stopChild(functionChildId(name));
-        enqueue(tellHost({ type: 'function_deactivated', sessionId, function: name, by }));
+        enqueue(emitToHost({ type: 'function_deactivated', sessionId, function: name, by }));
       }
       if (plan.stop.length === 0) return;
       const { liveFunctions, retiredFunctions, idle } = plan;
@@ -567,7 +572,7 @@ function lifecycleActions(env: MachineEnv) {
           },
         });
         enqueue(
-          tellHost({ type: 'function_completed', sessionId: context.sessionId, function: name }),
+          emitToHost({ type: 'function_completed', sessionId: context.sessionId, function: name }),
         );
       },
     ),
@@ -579,12 +584,12 @@ function lifecycleActions(env: MachineEnv) {
       });
       enqueue.assign({ activeLoopId: loop.loopId, updatedAt: loop.at });
       const { sessionId } = context;
-      enqueue(tellHost({ type: 'loop_started', sessionId, loopId: loop.loopId }));
+      enqueue(emitToHost({ type: 'loop_started', sessionId, loopId: loop.loopId }));
       // The loop emits its own notes, but its first one is the session's: the runtime only
       // listens to the loop once it has been spawned.
       const requested = loop.clamped ? loop.requested : undefined;
       const text = loopStartedNote(loop.total, loop.mode, requested);
-      enqueue(tellHost({ type: 'note', sessionId, loopId: loop.loopId, text }));
+      enqueue(emitToHost({ type: 'note', sessionId, loopId: loop.loopId, text }));
     }),
     stopLoop: sessionAction(({ context, enqueue }, { now, at }: { now: boolean; at: number }) => {
       if (context.activeLoopId === null) return;
@@ -599,9 +604,9 @@ function lifecycleActions(env: MachineEnv) {
         // Its last state is kept in `lastLoop`; the finished actor is not kept around.
         enqueue.stopChild(LOOP_CHILD_ID);
         enqueue.assign({ activeLoopId: null, lastLoop: state, updatedAt: state.updatedAt });
-        enqueue(tell({ type: 'system.loop_finished', loopId, phase: state.phase }));
+        enqueue(outbound({ type: 'system.loop_finished', loopId, phase: state.phase }));
         const { sessionId } = context;
-        enqueue(tellHost({ type: 'loop_finished', sessionId, loopId, phase: state.phase }));
+        enqueue(emitToHost({ type: 'loop_finished', sessionId, loopId, phase: state.phase }));
       },
     ),
   };

@@ -53,7 +53,7 @@ export type SessionMachineEnv = MachineEnv & { readonly factories?: SessionMachi
  * `loop:<loopId>`) and its artifact store (`artifacts`, @xstate/store): they route agent signals, tool reports, idle cycles and
  * user messages in every phase. What they decide is worked out by the plain functions of
  * `src/session/` (activation, idle cycles, facts, artifact ids); the actions here turn it
- * into spawns, sends and `tellParent`.
+ * into spawns, sends and `emitHostEventOrReport`.
  * Upstream: the system actor. Downstream: its children (`sendTo`), the host (via the system).
  */
 export function createSessionMachine(env: SessionMachineEnv) {

@@ -24,7 +24,7 @@ export const sessionModelMachine = createSessionMachine({
   conditions: defaultConditionRegistry,
   limits: DEFAULT_LIMITS,
   clock: new SimulatedClock(),
-}).provide({ actions: { tellParent: () => {} } });
+}).provide({ actions: { emitHostEventOrReport: () => {} } });
 
 /** Runtime event types, for filtering out the container events. */
 export const RUNTIME_EVENT_SET = new Set<string>(RUNTIME_EVENT_TYPES);
