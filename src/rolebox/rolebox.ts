@@ -26,12 +26,14 @@ import {
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { projectRun } from '../pipeline/projection.js';
 import type { StoreOwner } from '../ports/snapshot-store.js';
+import { CommandPath } from '../runtime/command-path.js';
 import { LoopEffectRunner } from '../runtime/loop-effect-runner.js';
 import { SessionDirectory } from '../runtime/session-directory.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { SystemAccess } from '../runtime/system-access.js';
 import type { LoopCascadeRequest } from '../session/emitted.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
+import type { SystemLoopEvent } from '../system/machine-types.js';
 import { machinesFor, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
 import type { HostEvent, HostEventType } from './host-events.js';
@@ -132,17 +134,19 @@ export class Rolebox {
       host: currentHostName(),
     };
     const access = new SystemAccess(
-      {
-        deliver: (events) => this.#hub.deliver(events),
+      // Each step of a command's path, after the machines have run it (src/runtime/command-path.ts).
+      new CommandPath({
         requireUsable: () => this.#requireStarted(),
         activate: (sessionId) => this.#runtime.activateNow(sessionId),
-        touched: (sessionIds) => this.#touched(sessionIds),
-        loopEffects: (request) =>
+        markUsedAndForSaving: (sessionIds) => this.#markUsedAndForSaving(sessionIds),
+        performLoopNeeds: (request) =>
           this.#runner.need(request.sessionId, request.loopId, request.effects),
-        cascade: (request) => this.#cascade(request),
-        loopSpawned: (sessionId) => this.#runtime.reconcileLoop(sessionId),
-        registryChanged: () => this.#markRegistry(),
-      },
+        cascadeCancel: (request) => this.#cascade(request),
+        reconcileNewLoop: (sessionId) => this.#runtime.reconcileLoop(sessionId),
+        reportToRegistry: (report) => this.#reportToRegistry(report),
+        markRegistryForSaving: () => this.#markRegistry(),
+        deliver: (events) => this.#hub.deliver(events),
+      }),
       new SessionDirectory(),
     );
     this.#access = access;
@@ -279,8 +283,8 @@ export class Rolebox {
     return report;
   }
 
-  /** After a command: the sessions it touched are used now and must be saved. */
-  #touched(sessionIds: ReadonlySet<string>): void {
+  /** After a command: the sessions it was sent to or that emitted are used now and must be saved. */
+  #markUsedAndForSaving(sessionIds: ReadonlySet<string>): void {
     const now = this.#options.clock.now();
     for (const sessionId of sessionIds) {
       if (!this.#access.isLive(sessionId)) continue;
@@ -288,6 +292,17 @@ export class Rolebox {
       this.#persister?.mark(sessionId);
     }
     this.#markRegistry();
+  }
+
+  /**
+   * The registry's bookkeeping goes to the root directly (what it emits, a cascade, is
+   * performed on the same command path). A stopped root has no registry: false.
+   */
+  #reportToRegistry(report: SystemLoopEvent): boolean {
+    const root = this.#access.attached ? this.#access.root : undefined;
+    if (root?.getSnapshot().status !== 'active') return false;
+    root.send(report);
+    return true;
   }
 
   /** Marks the system record (the loop registry) for saving, if it changed. */
@@ -564,7 +579,7 @@ export class Rolebox {
       if (this.#access.isLive(id)) throw duplicate('open');
       const record = makeEnvelope(id, snapshot, this.#options.clock.now());
       this.#runtime.restoreClaimed(id, JSON.stringify(record), lease);
-      this.#touched(new Set([id]));
+      this.#markUsedAndForSaving(new Set([id]));
       return new SessionHandle(id, this.#sessionHost);
     } finally {
       this.#opening.delete(id);

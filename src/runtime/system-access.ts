@@ -19,16 +19,11 @@ import type { LoopRegistry } from '../loop/registry.js';
 import type { LoopState } from '../loop/types.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import type { artifactStoreLogic } from '../session/artifact-store.js';
-import type {
-  EmittedEvent as HostEvent,
-  LoopCascadeRequest,
-  LoopEffectsRequest,
-  SystemEmitted,
-} from '../session/emitted.js';
+import type { EmittedEvent as HostEvent, SystemEmitted } from '../session/emitted.js';
 import type { SessionEvent } from '../session/machine-types.js';
-import { registryReportOf } from '../system/loop-registry-reports.js';
-import type { SystemEvent, SystemLoopEvent } from '../system/machine-types.js';
+import type { SystemEvent } from '../system/machine-types.js';
 import { shardActorId, shardIndexOf } from '../system/shards.js';
+import type { CommandPath } from './command-path.js';
 import type { SessionDirectory } from './session-directory.js';
 
 /** A live session actor's snapshot. */
@@ -56,73 +51,33 @@ export interface FunctionRead {
   can(event: FunctionEvent): boolean;
 }
 
-/** What the access object tells the host runtime, and asks of it. */
-export interface AccessHooks {
-  /** Hands host events to the host's handlers. */
-  deliver(events: readonly HostEvent[]): void;
-  /**
-   * Throws when the rolebox may not be used now (not started, stopped, halted); called
-   * before every command and every read of a session.
-   */
-  requireUsable(): void;
-  /**
-   * Makes a session that is not live live (activation on demand). Returns false when
-   * there is no such session (or it cannot be activated now, which it throws instead).
-   */
-  activate(sessionId: string): boolean;
-  /** The sessions a command changed (to be saved) and used (idle time counts from now). */
-  touched(sessionIds: ReadonlySet<string>): void;
-  /** A loop's needs, after the command that caused them. */
-  loopEffects(request: LoopEffectsRequest): void;
-  /** Child loops a cancelNow cascades to, after the command that caused it. */
-  cascade(request: LoopCascadeRequest): void;
-  /**
-   * A loop was just spawned in live session `sessionId`: the runtime listens to it and
-   * asks for its needs (a new loop asks for nothing on entry; see the loop machine).
-   */
-  loopSpawned(sessionId: string): void;
-  /** The root's loop registry changed after the touched sessions were handed on (to be saved too). */
-  registryChanged(): void;
-}
-
-/** What the commands in progress asked of the runtime and the registry, done once they are processed. */
-type PendingRequest =
-  | LoopEffectsRequest
-  | LoopCascadeRequest
-  | SystemLoopEvent
-  | { readonly type: 'loop_spawned'; readonly sessionId: string };
-
 /**
- * The one way into the running actor system: it sends the commands (catching the host
- * events each one causes, delivered once the command is fully processed, and noting which
- * sessions it touched) and reads the actors' snapshots, typed by their machines. Every cast
+ * The one way into the running actor system: it checks and routes the commands (the first
+ * two steps of a command's path; the rest, from collecting what the machines emitted to
+ * delivering the host events, is {@link CommandPath.run}) and reads the actors' snapshots,
+ * typed by their machines. Every cast
  * from XState's untyped `system.get()` lives here; the session handle, the artifacts
  * handle, the pipeline bridge and the persister each use a slice of it. Which sessions are
  * live is the {@link SessionDirectory}'s answer; a read of one that is not live activates it.
  */
 export class SystemAccess {
   #actor: Actor<SystemMachine> | undefined;
-  /** Host events caught while a command runs; delivered once it has been fully processed. */
-  readonly #captures: HostEvent[][] = [];
-  /** What the commands in progress emitted for the runtime, handed on once they are done. */
-  readonly #requests: PendingRequest[] = [];
   /** The loop actors listened to (a loop emits its needs and notes itself). */
   readonly #listenedLoops = new WeakSet<AnyActorRef>();
-  /** The sessions the commands in progress touched. */
-  readonly #touched = new Set<string>();
-  readonly #hooks: AccessHooks;
+  /** What every command goes through once it is routed here: collect, perform, mark, deliver. */
+  readonly #path: CommandPath;
   /** The live sessions. */
   readonly directory: SessionDirectory;
 
-  constructor(hooks: AccessHooks, directory: SessionDirectory) {
-    this.#hooks = hooks;
+  constructor(path: CommandPath, directory: SessionDirectory) {
+    this.#path = path;
     this.directory = directory;
   }
 
   /** Starts reading and driving `actor` (not started yet): what it emits reaches the host. */
   attach(actor: Actor<SystemMachine>): void {
     this.#actor = actor;
-    actor.on('*', (event) => this.#onEmitted(event as SystemEmitted));
+    actor.on('*', (event) => this.#path.collect(event as SystemEmitted));
   }
 
   /** The root actor. Throws: `not_started` before one is attached. */
@@ -140,16 +95,20 @@ export class SystemAccess {
     return this.#actor !== undefined;
   }
 
-  /** Sends one event to the root and returns the host events it caused, then delivers them. */
+  /**
+   * A command's path, steps 1 and 2: check (usable, live or activated), then route it to
+   * the actor that takes it; {@link CommandPath.run} does the rest. Returns the host events
+   * it caused (delivered already).
+   */
   dispatch(event: SystemEvent): readonly HostEvent[] {
-    this.#hooks.requireUsable();
+    this.#path.requireUsable();
     // A command to a passivated session activates it first: it behaves as a live one.
     if (
       (event.type === 'system.deliver' ||
         event.type === 'system.start_loop' ||
         event.type === 'system.close_session') &&
       !this.isLive(event.sessionId) &&
-      !this.#hooks.activate(event.sessionId)
+      !this.#path.activate(event.sessionId)
     )
       // Never routed to an actor that is not there: XState would put the root (and with it
       // every session of this process) into `error` (issue 22). The handles refuse first;
@@ -159,23 +118,23 @@ export class SystemAccess {
         `no open session ${describeValue(event.sessionId)}`,
         { sessionId: event.sessionId },
       );
-    if ('sessionId' in event) this.#touched.add(event.sessionId);
+    if ('sessionId' in event) this.#path.noteSession(event.sessionId);
     // A command for a live session goes straight to its actor: through the root and its
     // shard it would cost two more XState steps and change nothing (they only route it).
     if (event.type === 'system.deliver') {
       const session = this.sessionActor(event.sessionId);
-      if (session) return this.#run(() => session.send(event.command));
+      if (session) return this.#path.run(() => session.send(event.command));
     }
     // A restore goes straight to the session's shard for the same reason: the root only
     // routes it (it keeps its handler for recorded runs that journaled it there).
     const caused =
       event.type === 'system.restore_session'
         ? this.#restoreUnderShard(event)
-        : this.#run(() => this.root.send(event));
+        : this.#path.run(() => this.root.send(event));
     // A session just spawned: what it tells the host, it emits itself.
     if (event.type === 'system.open_session' || event.type === 'system.restore_session')
       this.actor(sessionActorId(event.sessionId))?.on('*', (emitted) =>
-        this.#onEmitted(emitted as SystemEmitted),
+        this.#path.collect(emitted as SystemEmitted),
       );
     return caused;
   }
@@ -186,62 +145,12 @@ export class SystemAccess {
    * Returns: false when no such loop is live.
    */
   answerLoop(sessionId: string, loopId: string, answer: LoopAnswer): boolean {
-    if (!this.isLive(sessionId) && !this.#hooks.activate(sessionId)) return false;
+    if (!this.isLive(sessionId) && !this.#path.activate(sessionId)) return false;
     const ref = this.loopActor(loopId);
     if (!ref) return false;
-    this.#touched.add(sessionId);
-    this.#run(() => ref.send(answer));
+    this.#path.noteSession(sessionId);
+    this.#path.run(() => ref.send(answer));
     return true;
-  }
-
-  /** Runs `send`, catching what it causes, then hands it on (outermost command only). */
-  #run(send: () => void): readonly HostEvent[] {
-    const captured: HostEvent[] = [];
-    this.#captures.push(captured);
-    try {
-      send();
-    } finally {
-      this.#captures.pop();
-    }
-    if (this.#captures.length === 0) this.#settle(captured);
-    this.#hooks.deliver(captured);
-    return captured;
-  }
-
-  /** After a command: what it touched, what it asked the runtime for. */
-  #settle(captured: readonly HostEvent[]): void {
-    for (const event of captured)
-      if ('sessionId' in event && event.sessionId) this.#touched.add(event.sessionId);
-    if (this.#touched.size > 0) {
-      const touched = new Set(this.#touched);
-      this.#touched.clear();
-      this.#hooks.touched(touched);
-    }
-    let reported = false;
-    while (this.#requests.length > 0) {
-      const request = this.#requests.shift() as PendingRequest;
-      switch (request.type) {
-        case 'loop_effects':
-          this.#hooks.loopEffects(request);
-          break;
-        case 'loop_cascade':
-          this.#hooks.cascade(request);
-          break;
-        case 'loop_spawned':
-          this.#hooks.loopSpawned(request.sessionId);
-          break;
-        default:
-          // The registry's bookkeeping goes to the root directly (what it emits, a cascade,
-          // is queued behind and handled in this same loop). A stopped root has no registry.
-          if (this.#actor?.getSnapshot().status === 'active') {
-            this.#actor.send(request);
-            reported = true;
-          }
-      }
-    }
-    // The registry changed after the touched sessions were handed on: it must be saved with
-    // them (a round's worker session is what makes a loop started in it a child).
-    if (reported) this.#hooks.registryChanged();
   }
 
   /**
@@ -252,7 +161,7 @@ export class SystemAccess {
     const ref = this.loopActor(loopId);
     if (!ref || this.#listenedLoops.has(ref)) return;
     this.#listenedLoops.add(ref);
-    ref.on('*', (emitted) => this.#onEmitted(emitted as SystemEmitted));
+    ref.on('*', (emitted) => this.#path.collect(emitted as SystemEmitted));
   }
 
   /** Restores a session straight under its shard. */
@@ -261,8 +170,10 @@ export class SystemAccess {
   ): readonly HostEvent[] {
     const { sessionId, openedAt: at, snapshot: restore } = event;
     const shard = this.#shardOf(sessionId);
-    if (!shard) return this.#run(() => this.root.send(event));
-    return this.#run(() => shard.send({ type: 'shard.spawn', input: { sessionId, at, restore } }));
+    if (!shard) return this.#path.run(() => this.root.send(event));
+    return this.#path.run(() =>
+      shard.send({ type: 'shard.spawn', input: { sessionId, at, restore } }),
+    );
   }
 
   /** The shard actor session `sessionId` lives under. */
@@ -316,9 +227,9 @@ export class SystemAccess {
    * (`session_owned_elsewhere`, …); the gate's `not_started`, `stopped`, `store_failed`.
    */
   requireLive(sessionId: string): void {
-    this.#hooks.requireUsable();
+    this.#path.requireUsable();
     if (this.isLive(sessionId)) return;
-    if (typeof sessionId === 'string' && this.#hooks.activate(sessionId) && this.isLive(sessionId))
+    if (typeof sessionId === 'string' && this.#path.activate(sessionId) && this.isLive(sessionId))
       return;
     throw new RoleboxError('unknown_session', `no open session ${describeValue(sessionId)}`, {
       sessionId,
@@ -330,9 +241,9 @@ export class SystemAccess {
    * when there is no such session.
    */
   readSession(sessionId: string): SessionRead | undefined {
-    this.#hooks.requireUsable();
+    this.#path.requireUsable();
     if (typeof sessionId !== 'string') return undefined;
-    if (!this.isLive(sessionId) && !this.#hooks.activate(sessionId)) return undefined;
+    if (!this.isLive(sessionId) && !this.#path.activate(sessionId)) return undefined;
     const snapshot = this.sessionActor(sessionId)?.getSnapshot();
     if (!snapshot) return undefined;
     const store = this.artifactsActor(sessionId)?.getSnapshot();
@@ -412,33 +323,5 @@ export class SystemAccess {
     return parsed.kind === 'system' || !this.isLive(parsed.sessionId)
       ? undefined
       : parsed.sessionId;
-  }
-
-  #onEmitted(event: SystemEmitted): void {
-    if (event.type === 'loop_effects' || event.type === 'loop_cascade') {
-      this.#request(event);
-      return;
-    }
-    // A round start (also a host event) and a cascade are reported to the loop registry.
-    const report = registryReportOf(event);
-    if (event.type === 'loop_cascade_cancel') {
-      if (report) this.#request(report);
-      return;
-    }
-    if (report) this.#requests.push(report);
-    if (event.type === 'loop_started')
-      this.#requests.push({ type: 'loop_spawned', sessionId: event.sessionId });
-    const capture = this.#captures.at(-1);
-    if (capture) capture.push(event);
-    else {
-      this.#settle([event]);
-      this.#hooks.deliver([event]);
-    }
-  }
-
-  /** Queues a request for the runtime; outside a command it is handled at once. */
-  #request(request: PendingRequest): void {
-    this.#requests.push(request);
-    if (this.#captures.length === 0) this.#settle([]);
   }
 }
