@@ -11,7 +11,8 @@ function recordingPath(overrides: Partial<CommandPathSteps> = {}) {
       log.push(`activate ${sessionId}`);
       return true;
     },
-    markUsedAndForSaving: (ids) => log.push(`mark ${[...ids].sort().join(',')}`),
+    markUsed: (ids) => log.push(`used ${[...ids].sort().join(',')}`),
+    markForSaving: (ids) => log.push(`mark ${[...ids].sort().join(',')}`),
     performLoopNeeds: (request) => log.push(`needs ${request.loopId}`),
     cascadeCancel: (request) => log.push(`cascade ${request.loops.map((l) => l.loopId)}`),
     reconcileNewLoop: (sessionId) => log.push(`reconcile ${sessionId}`),
@@ -48,6 +49,7 @@ describe('CommandPath', () => {
     });
     expect(emitted.map((e) => e.type)).toEqual(['round_started', 'loop_started']);
     expect(log).toEqual([
+      'used s0,s1',
       'mark s0,s1',
       'needs l1',
       'report system.loop_worker',
@@ -74,6 +76,7 @@ describe('CommandPath', () => {
     // outermost command to finish.
     expect(log).toEqual([
       'deliver ',
+      'used s1',
       'mark s1',
       'reconcile s1',
       'needs l1',
@@ -106,6 +109,6 @@ describe('CommandPath', () => {
     const { path, log } = recordingPath();
     path.collect(needs);
     path.collect(loopStarted);
-    expect(log).toEqual(['needs l1', 'mark s1', 'reconcile s1', 'deliver loop_started']);
+    expect(log).toEqual(['needs l1', 'used s1', 'mark s1', 'reconcile s1', 'deliver loop_started']);
   });
 });

@@ -138,7 +138,8 @@ export class Rolebox {
       new CommandPath({
         requireUsable: () => this.#requireStarted(),
         activate: (sessionId) => this.#runtime.activateNow(sessionId),
-        markUsedAndForSaving: (sessionIds) => this.#markUsedAndForSaving(sessionIds),
+        markUsed: (sessionIds) => this.#markUsed(sessionIds),
+        markForSaving: (sessionIds) => this.#markForSaving(sessionIds),
         performLoopNeeds: (request) =>
           this.#runner.need(request.sessionId, request.loopId, request.effects),
         cascadeCancel: (request) => this.#cascade(request),
@@ -283,14 +284,17 @@ export class Rolebox {
     return report;
   }
 
-  /** After a command: the sessions it was sent to or that emitted are used now and must be saved. */
-  #markUsedAndForSaving(sessionIds: ReadonlySet<string>): void {
+  /** After a command: the live sessions it was sent to or that emitted were used now (idle clock). */
+  #markUsed(sessionIds: ReadonlySet<string>): void {
     const now = this.#options.clock.now();
-    for (const sessionId of sessionIds) {
-      if (!this.#access.isLive(sessionId)) continue;
-      this.#access.directory.touch(sessionId, now);
-      this.#persister?.mark(sessionId);
-    }
+    for (const sessionId of sessionIds)
+      if (this.#access.isLive(sessionId)) this.#access.directory.touch(sessionId, now);
+  }
+
+  /** After a command: the live sessions it was sent to or that emitted changed (to be saved). */
+  #markForSaving(sessionIds: ReadonlySet<string>): void {
+    for (const sessionId of sessionIds)
+      if (this.#access.isLive(sessionId)) this.#persister?.mark(sessionId);
     this.#markRegistry();
   }
 
@@ -579,7 +583,8 @@ export class Rolebox {
       if (this.#access.isLive(id)) throw duplicate('open');
       const record = makeEnvelope(id, snapshot, this.#options.clock.now());
       this.#runtime.restoreClaimed(id, JSON.stringify(record), lease);
-      this.#markUsedAndForSaving(new Set([id]));
+      this.#markUsed(new Set([id]));
+      this.#markForSaving(new Set([id]));
       return new SessionHandle(id, this.#sessionHost);
     } finally {
       this.#opening.delete(id);

@@ -23,11 +23,13 @@ export interface CommandPathSteps {
    * is no such session.
    */
   activate(sessionId: string): boolean;
+  /** Mark: the sessions a command used: their idle time counts from now (`SessionDirectory.touch`). */
+  markUsed(sessionIds: ReadonlySet<string>): void;
   /**
-   * Mark: the sessions a command used and changed: idle time counts from now
-   * (`SessionDirectory.touch`) and they are to be saved (`Persister.mark`).
+   * Mark: the sessions a command changed, to be saved (`Persister.mark`), and the loop
+   * registry if it changed (`Persister.markRegistry`).
    */
-  markUsedAndForSaving(sessionIds: ReadonlySet<string>): void;
+  markForSaving(sessionIds: ReadonlySet<string>): void;
   /** Perform: a loop's needs, for the loop effect runner (`LoopEffectRunner.need`). */
   performLoopNeeds(request: LoopEffectsRequest): void;
   /** Perform: child loops a cancelNow cascades to (each child's session stops its loop). */
@@ -146,7 +148,8 @@ export class CommandPath {
     if (this.#sessions.size === 0) return;
     const sessions = new Set(this.#sessions);
     this.#sessions.clear();
-    this.#steps.markUsedAndForSaving(sessions);
+    this.#steps.markUsed(sessions);
+    this.#steps.markForSaving(sessions);
   }
 
   /**
