@@ -85,6 +85,10 @@ async function connect(args: readonly string[]) {
   // A line on stdout that is not a frame would arrive here.
   const protocolErrors: unknown[] = [];
   client.onerror = (error) => protocolErrors.push(error);
+  const logged: { logger?: string; data: unknown }[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    logged.push(notification.params);
+  });
   await client.connect(transport);
   if (transport.pid !== null) servers.push(transport.pid);
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -96,7 +100,7 @@ async function connect(args: readonly string[]) {
     const result = await client.readResource({ uri });
     return JSON.parse((result.contents[0] as { text: string }).text);
   };
-  return { client, transport, call, read, stderr: () => stderr, protocolErrors };
+  return { client, transport, call, read, stderr: () => stderr, protocolErrors, logged };
 }
 
 type View = {
@@ -253,7 +257,25 @@ describe('rolebox mcp over stdio', () => {
       isError: true,
     });
     expect(mcp.stderr()).toContain('sessions in .rolebox/state.db');
+    // The loop's notes reached the client as log messages.
+    expect(mcp.logged).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          logger: 'rolebox',
+          data: expect.objectContaining({
+            session: 'loops',
+            text: expect.stringContaining('round 1/1 completed'),
+          }),
+        }),
+      ]),
+    );
     await mcp.client.close();
+    // A later server lists the stored session without a call naming it (listing claims
+    // nothing, so it need not wait for the first server to let go).
+    const later = await connect(['--delay', '0']);
+    const { resources } = await later.client.listResources();
+    expect(resources.map((resource) => resource.uri)).toContain('rolebox://session/loops/view');
+    await later.client.close();
   });
 });
 
