@@ -9,11 +9,20 @@ import { PassThrough } from 'node:stream';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
+import { LoggingMessageNotificationSchema, McpError } from '@modelcontextprotocol/sdk/types.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { createMcpServer, loadMcpSdk, MCP_SDK_PACKAGE } from '../src/ai/index.js';
 import { runMcpCommand } from '../src/cli/commands/mcp.js';
 import type { Output } from '../src/cli/output.js';
-import { createRolebox, defineFunction } from '../src/index.js';
+import {
+  createRolebox,
+  defineFunction,
+  MemorySnapshotStore,
+  type Rolebox,
+  RUNTIME_EVENT_TYPES,
+  SIGNAL_TYPES,
+} from '../src/index.js';
+import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { ROLEBOX_BIN } from './support/cli.js';
 import { rejectionOf } from './support/errors.js';
 import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
@@ -76,6 +85,10 @@ async function connect(args: readonly string[]) {
   // A line on stdout that is not a frame would arrive here.
   const protocolErrors: unknown[] = [];
   client.onerror = (error) => protocolErrors.push(error);
+  const logged: { logger?: string; data: unknown }[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    logged.push(notification.params);
+  });
   await client.connect(transport);
   if (transport.pid !== null) servers.push(transport.pid);
   const call = async (name: string, args: Record<string, unknown>) => {
@@ -87,7 +100,7 @@ async function connect(args: readonly string[]) {
     const result = await client.readResource({ uri });
     return JSON.parse((result.contents[0] as { text: string }).text);
   };
-  return { client, transport, call, read, stderr: () => stderr, protocolErrors };
+  return { client, transport, call, read, stderr: () => stderr, protocolErrors, logged };
 }
 
 type View = {
@@ -244,7 +257,25 @@ describe('rolebox mcp over stdio', () => {
       isError: true,
     });
     expect(mcp.stderr()).toContain('sessions in .rolebox/state.db');
+    // The loop's notes reached the client as log messages.
+    expect(mcp.logged).toEqual(
+      expect.arrayContaining([
+        expect.objectContaining({
+          logger: 'rolebox',
+          data: expect.objectContaining({
+            session: 'loops',
+            text: expect.stringContaining('round 1/1 completed'),
+          }),
+        }),
+      ]),
+    );
     await mcp.client.close();
+    // A later server lists the stored session without a call naming it (listing claims
+    // nothing, so it need not wait for the first server to let go).
+    const later = await connect(['--delay', '0']);
+    const { resources } = await later.client.listResources();
+    expect(resources.map((resource) => resource.uri)).toContain('rolebox://session/loops/view');
+    await later.client.close();
   });
 });
 
@@ -398,5 +429,216 @@ describe('createMcpServer in your own process', () => {
     expect(
       (await rejectionOf(createMcpServer({ rolebox: rb, tools: ['shell' as never] }))).message,
     ).toContain('unknown tool "shell"');
+  });
+});
+
+/** A client of `createMcpServer({ rolebox: rb, ...options })` over an in-memory pair. */
+async function clientOf(
+  rb: Rolebox,
+  options: Omit<Parameters<typeof createMcpServer>[0], 'rolebox'> = {},
+) {
+  const server = await createMcpServer({ rolebox: rb, ...options });
+  const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+  await server.connect(serverSide);
+  const client = new Client({ name: 'rolebox-test', version: '1' });
+  const logged: { logger?: string; data: unknown }[] = [];
+  client.setNotificationHandler(LoggingMessageNotificationSchema, (notification) => {
+    logged.push(notification.params);
+  });
+  await client.connect(clientSide);
+  const call = async (name: string, args: Record<string, unknown>) => {
+    const result = await client.callTool({ name, arguments: args });
+    const [content] = result.content as { type: string; text: string }[];
+    return { text: content?.text ?? '', isError: result.isError === true };
+  };
+  return { client, call, logged };
+}
+
+type Described = { description?: string; [key: string]: unknown };
+
+describe('the MCP server as a client sees it', () => {
+  let rb: Rolebox | undefined;
+  afterEach(async () => {
+    await rb?.stop();
+    rb = undefined;
+  });
+
+  it('states the session id rule, the clamp and every event in words, in the schemas it lists', async () => {
+    rb = createRolebox({ dispatcher: new ScriptedDispatcher() });
+    await rb.start();
+    const { client } = await clientOf(rb);
+    const { tools } = await client.listTools();
+    for (const tool of tools) {
+      const schema = tool.inputSchema as { properties: Record<string, Described> };
+      expect(schema.properties.session_id, tool.name).toMatchObject({
+        type: 'string',
+        minLength: 1,
+        maxLength: 128,
+        pattern: '^[A-Za-z0-9_.-]{1,128}$',
+      });
+      expect(schema, tool.name).toMatchObject({ additionalProperties: false });
+      // A client cannot read rolebox's SPEC: no description points there.
+      expect(JSON.stringify(tool), tool.name).not.toMatch(/SPEC|§/);
+    }
+    const schemaOf = (name: string) =>
+      tools.find((tool) => tool.name === name)?.inputSchema as {
+        properties: Record<string, Described & { oneOf?: Described[] }>;
+      };
+    expect(schemaOf('start_loop').properties.iterations?.description).toContain(
+      'clamped to it, and the reply says so',
+    );
+    const variants = schemaOf('send_event').properties.event?.oneOf ?? [];
+    expect(
+      variants.map((variant) => (variant.properties as { type: { const: string } }).type.const),
+    ).toEqual(expect.arrayContaining([...RUNTIME_EVENT_TYPES, 'user_message', 'idle']));
+    for (const variant of variants)
+      expect(variant.description, JSON.stringify(variant.properties)).toMatch(/\w{3,}/);
+    await client.close();
+  });
+
+  it('refuses arguments outside the schema as every refusal, naming the value, and opens no session', async () => {
+    rb = createRolebox();
+    await rb.start();
+    const { client, call } = await clientOf(rb);
+    expect(await call('signal', { session_id: 'a', type: 'approve' })).toEqual({
+      text: `refused (unknown_signal_type): unknown signal type "approve"; expected one of ${SIGNAL_TYPES.join(', ')}`,
+      isError: true,
+    });
+    expect(await call('signal', { session_id: 'a', type: 'answer', extra: 1 })).toEqual({
+      text: 'refused (invalid_argument): signal arguments take only type and payload, got "extra"',
+      isError: true,
+    });
+    expect(await call('send_event', { session_id: 'a', event: { type: 'idle', now: 1 } })).toEqual({
+      text: 'refused (invalid_event): send_event: idle: unknown argument(s) "now"',
+      isError: true,
+    });
+    expect(await call('session_view', { session_id: 'no/slash' })).toEqual({
+      text: 'refused (invalid_argument): session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got "no/slash"',
+      isError: true,
+    });
+    expect((await call('session_view', {})).text).toBe(
+      'refused (invalid_argument): session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got undefined',
+    );
+    expect(rb.sessions()).toEqual([]);
+    await client.close();
+  });
+
+  it('answers a refused read once, with its code, not "MCP error -32002: MCP error -32002: …"', async () => {
+    rb = createRolebox();
+    await rb.start();
+    const { client } = await clientOf(rb);
+    const error = await client.readResource({ uri: 'rolebox://session/nobody/view' }).then(
+      () => undefined,
+      (thrown: unknown) => thrown,
+    );
+    expect(error).toBeInstanceOf(McpError);
+    expect(error).toMatchObject({
+      code: -32002,
+      message: 'MCP error -32002: refused (unknown_session): no open session "nobody"',
+      data: { code: 'unknown_session' },
+    });
+    await client.close();
+  });
+
+  it('marks a refused loop isError, and says when a loop runs fewer rounds than asked for', async () => {
+    rb = createRolebox({
+      dispatcher: new ScriptedDispatcher(),
+      limits: { maxIterations: 2, defaultIterations: 1, interRoundDelayMs: 0 },
+    });
+    await rb.start();
+    const { client, call } = await clientOf(rb);
+    const started = await call('start_loop', { session_id: 'l', task: 'count', iterations: 5 });
+    expect(started).toEqual({
+      text: expect.stringMatching(
+        /^loop started: loop_\w+ \(2 rounds: 5 asked for, clamped to the host's limit\)$/,
+      ),
+      isError: false,
+    });
+    expect(rb.session('l').view().loop).toMatchObject({ total: 2, requested: 5 });
+    const again = await call('start_loop', { session_id: 'l', task: 'again' });
+    expect(again.isError).toBe(true);
+    expect(again.text).toMatch(/^loop refused: /);
+    await client.close();
+  });
+
+  it('sends each loop note to the client as a log message while it is connected', async () => {
+    rb = createRolebox({
+      dispatcher: new ScriptedDispatcher(() => 'counted'),
+      limits: { interRoundDelayMs: 0 },
+    });
+    await rb.start();
+    const { client, call, logged } = await clientOf(rb);
+    const started = await call('start_loop', { session_id: 'n', task: 'count', iterations: 2 });
+    const loopId = started.text.slice('loop started: '.length);
+    for (let i = 0; i < 200 && rb.session('n').view().loop?.phase !== 'complete'; i++)
+      await settle(1);
+    for (
+      let i = 0;
+      i < 200 &&
+      !logged.some(
+        (entry) =>
+          /completed/.test(String((entry.data as { text: string }).text)) &&
+          (entry.data as { round?: number }).round === 2,
+      );
+      i++
+    )
+      await settle(1);
+    expect(logged).toEqual(
+      expect.arrayContaining([
+        {
+          level: 'info',
+          logger: 'rolebox',
+          data: {
+            session: 'n',
+            loop: loopId,
+            round: 1,
+            text: expect.stringContaining('round 1/2 completed'),
+          },
+        },
+        expect.objectContaining({
+          data: expect.objectContaining({ loop: loopId, round: 2 }),
+        }),
+      ]),
+    );
+    // Closed, the client is told nothing more, and the rolebox keeps no listener for it.
+    await client.close();
+    const count = logged.length;
+    const other = await rb.openSession({ id: 'n2' });
+    expect(other.startLoop('|loop:1| count again').ok).toBe(true);
+    for (let i = 0; i < 200 && other.view().loop?.phase !== 'complete'; i++) await settle(1);
+    expect(other.view().loop?.phase).toBe('complete');
+    await settle(5);
+    expect(logged.length).toBe(count);
+  });
+
+  it('lists the sessions in the store as well as the live ones, without activating them', async () => {
+    const store = new MemorySnapshotStore();
+    const first = createRolebox({ store, saveDebounceMs: 0 });
+    await first.start();
+    await first.openSession({ id: 'stored-1' });
+    await first.openSession({ id: 'stored-2' });
+    await first.stop();
+
+    rb = createRolebox({ store, saveDebounceMs: 0 });
+    await rb.start();
+    const { client, call } = await clientOf(rb, { store });
+    await call('session_view', { session_id: 'live' });
+    const { resources } = await client.listResources();
+    expect(resources.map((resource) => resource.uri)).toEqual([
+      'rolebox://session/live/view',
+      'rolebox://session/stored-1/view',
+      'rolebox://session/stored-2/view',
+      'rolebox://session/live/artifacts',
+      'rolebox://session/stored-1/artifacts',
+      'rolebox://session/stored-2/artifacts',
+    ]);
+    expect(rb.sessions()).toEqual(['live']);
+    // A listed session can be read: reading it activates that one alone.
+    const read = await client.readResource({ uri: 'rolebox://session/stored-2/view' });
+    expect(JSON.parse((read.contents[0] as { text: string }).text)).toMatchObject({
+      id: 'stored-2',
+    });
+    expect(rb.sessions().sort()).toEqual(['live', 'stored-2']);
+    await client.close();
   });
 });

@@ -4,12 +4,16 @@ import type { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/serv
 import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
 import type { McpError } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
+import { checkSessionId, SESSION_ID_MAX_LENGTH, SESSION_ID_PATTERN } from '../base/actor-ids.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
+import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { Rolebox } from '../rolebox/rolebox.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
 import {
-  callTool,
   factsOnlyView,
+  inputJsonSchema,
+  type JsonSchema,
+  prepareToolCall,
   ROLEBOX_TOOL_NAMES,
   type RoleboxToolName,
   toolErrorText,
@@ -90,12 +94,22 @@ export interface McpServerOptions {
   readonly sdk?: McpSdk;
   /** Where the server reports what went wrong inside it (default: nowhere); never stdout. */
   readonly log?: (line: string) => void;
+  /**
+   * The store the rolebox keeps its sessions in: the sessions stored there are listed as
+   * resources too, without being activated (default: only the sessions live in this process).
+   */
+  readonly store?: Pick<SnapshotStore, 'loadAll'>;
 }
 
+// The schema states the rule checkSessionId enforces, so a client can tell a good id.
 const SESSION_ID = z
   .string()
   .min(1)
-  .describe('The session to act on: opened the first time it is named, the same one after that.');
+  .max(SESSION_ID_MAX_LENGTH)
+  .regex(SESSION_ID_PATTERN)
+  .describe(
+    `The session to act on (1-${SESSION_ID_MAX_LENGTH} characters of A-Z a-z 0-9 _ . -): opened the first time it is named, the same one after that.`,
+  );
 
 /** The URI of a session's view resource. */
 export const sessionViewUri = (sessionId: string) =>
@@ -109,10 +123,14 @@ export const sessionArtifactsUri = (sessionId: string) =>
  * An MCP server (the SDK's `McpServer`, not yet connected) over a started rolebox. Tools:
  * rolebox's tools (see `toolDefinitions`), each with a `session_id` argument that opens the
  * session on first use (and activates `activate` in it) and gets it after that; a refused
- * call is a tool result with `isError: true` and the text `refused (<code>): <message>`.
+ * call is a tool result with `isError: true` and the text `refused (<code>): <message>`
+ * (`loop refused: <why>` for a loop the session would not start).
  * Resources: `rolebox://session/<id>/view` (the view as JSON, without the content of
  * artifacts that are not accepted) and `rolebox://session/<id>/artifacts` (the accepted
- * artifacts: the session's facts).
+ * artifacts: the session's facts), listed for the live sessions and those in `store`; a
+ * refused read is a JSON-RPC error (-32002 for a session that does not exist) whose message
+ * is `refused (<code>): <message>`. Loop notes: a log message (`notifications/message`,
+ * logger `rolebox`, data `{ session, loop, round?, text }`) while the server is connected.
  * Connect it to a transport yourself (`await server.connect(transport)`), or use
  * {@link serveMcpOverStdio}.
  * Throws: `missing_dependency` without the MCP SDK; `invalid_argument` for bad options.
@@ -135,6 +153,8 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
   const server = new sdk.McpServer(
     { name: options.name ?? 'rolebox', version: options.version ?? 'unknown' },
     {
+      // Loop notes reach the client as log messages (notifications/message).
+      capabilities: { logging: {} },
       instructions:
         'rolebox keeps the state of agent sessions: its functions wait for approvals, pause and complete on the signals you send. Every tool takes a session_id (the session is opened the first time it is named). Use signal to say you are done (answer), need approval (need_approval), are blocked or hand over; read rolebox://session/<id>/view for where a session stands. Only accepted artifacts (rolebox://session/<id>/artifacts) are facts.',
     },
@@ -166,14 +186,22 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
       name,
       {
         description: spec.description,
-        inputSchema: z.strictObject({ session_id: SESSION_ID, ...toolSchemaShape(name) }),
+        inputSchema: listedOnly(
+          inputJsonSchema(z.strictObject({ session_id: SESSION_ID, ...toolSchemaShape(name) })),
+        ),
         annotations: { readOnlyHint: spec.readOnly, openWorldHint: false },
       },
       async (args: Record<string, unknown>) => {
         const { session_id: sessionId, ...input } = args;
         try {
-          const session = await openSession(sessionId as string);
-          return { content: [{ type: 'text' as const, text: callTool(session, name, input) }] };
+          // The arguments are read before the session is opened: a bad call opens nothing.
+          checkSessionId(sessionId);
+          const call = prepareToolCall(name, input);
+          const reply = call(await openSession(sessionId));
+          return {
+            content: [{ type: 'text' as const, text: reply.text }],
+            ...(reply.refused ? { isError: true } : {}),
+          };
         } catch (error) {
           if (!isRoleboxError(error))
             log(`rolebox mcp: ${name} failed: ${(error as Error)?.stack ?? String(error)}`);
@@ -186,8 +214,22 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
     );
   }
 
-  const listSessions = (uri: (id: string) => string, what: string) => () => ({
-    resources: rb.sessions().map((id) => ({
+  // The live sessions, then the stored ones that are not live: listed from their records'
+  // ids, not activated (reading one activates it, as a tool call would).
+  const sessionIds = async (): Promise<string[]> => {
+    const live = rb.sessions();
+    if (!options.store) return live;
+    const seen = new Set(live);
+    const stored = (await options.store.loadAll())
+      .map((record) => record.id)
+      // A session's record has its id; the others ($system, $pipeline:…) start with `$`,
+      // which no session id holds.
+      .filter((id) => SESSION_ID_PATTERN.test(id) && !seen.has(id))
+      .sort();
+    return [...live, ...stored];
+  };
+  const listSessions = (uri: (id: string) => string, what: string) => async () => ({
+    resources: (await sessionIds()).map((id) => ({
       uri: uri(id),
       name: `${id} ${what}`,
       mimeType: 'application/json',
@@ -203,7 +245,7 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
     } catch (error) {
       if (!isRoleboxError(error)) throw error;
       const notFound = error.code === 'unknown_session';
-      throw new sdk.McpError(notFound ? -32002 : -32602, error.message, { code: error.code });
+      throw new ResourceRefusal(notFound ? -32002 : -32602, error);
     }
   };
   server.registerResource(
@@ -247,7 +289,52 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
       ],
     }),
   );
+  // A loop goes on between tool calls: its notes reach the client while it is connected.
+  const stopNotes = rb.on('note', (note) => {
+    if (!server.isConnected()) return;
+    const data = {
+      session: note.sessionId,
+      loop: note.loopId,
+      ...(note.round === undefined ? {} : { round: note.round }),
+      text: note.text,
+    };
+    server.sendLoggingMessage({ level: 'info', logger: 'rolebox', data }).catch((error) => {
+      log(`rolebox mcp: a loop note was not sent: ${(error as Error)?.message ?? String(error)}`);
+    });
+  });
+  const closed = server.server.onclose;
+  server.server.onclose = () => {
+    stopNotes();
+    closed?.();
+  };
   return server;
+}
+
+/**
+ * A tool's input schema as the SDK takes it: it lists `schema` (zod writes an object's
+ * metadata into its JSON Schema) and lets every object through to the tool, which reads
+ * the arguments with rolebox's own checks, the rules `schema` states. So a bad call is
+ * refused as every other refusal (`refused (<code>): …`, naming the value), not in the
+ * SDK's words ("Input validation error: …").
+ */
+function listedOnly(schema: JsonSchema): z.ZodType<Record<string, unknown>> {
+  return z.looseObject({}).meta(schema);
+}
+
+/**
+ * A refused resource read, as the SDK answers a thrown error: its `code` and `data` go in
+ * the JSON-RPC error. Not the SDK's McpError, whose message already starts with
+ * `MCP error <code>:`, which the client's McpError prefixes once more.
+ */
+class ResourceRefusal extends Error {
+  readonly code: number;
+  readonly data: { readonly code: string };
+  constructor(code: number, refusal: RoleboxError) {
+    super(toolErrorText(refusal));
+    this.name = 'ResourceRefusal';
+    this.code = code;
+    this.data = { code: refusal.code };
+  }
 }
 
 /** Options of {@link serveMcpOverStdio}: the server's, and the streams (default the process's). */

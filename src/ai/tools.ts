@@ -6,7 +6,7 @@ import { SESSION_COMMAND_ROWS } from '../rolebox/command-table.js';
 import { SessionHandle } from '../rolebox/session-handle.js';
 import type { SessionView } from '../rolebox/views.js';
 import { parseRuntimeEvent, RUNTIME_EVENT_SCHEMAS } from '../session/runtime-event-schema.js';
-import type { RuntimeEvent } from '../session/runtime-types.js';
+import type { RuntimeEvent, RuntimeEventType } from '../session/runtime-types.js';
 import {
   PAUSING_PRIORITY,
   SIGNAL_CATEGORY_OF,
@@ -49,7 +49,7 @@ const startLoopInput = z.strictObject({
     .min(1)
     .optional()
     .describe(
-      `How many rounds to run (default ${DEFAULT_ITERATIONS}; more than ${MAX_ITERATIONS_HARD_CAP} are clamped).`,
+      `How many rounds to run (default ${DEFAULT_ITERATIONS}). More than the host's limit (${MAX_ITERATIONS_HARD_CAP} unless it set another) are clamped to it, and the reply says so.`,
     ),
   mode: z
     .enum(['inherit', 'fresh'])
@@ -72,7 +72,7 @@ const sessionViewInput = z.strictObject({});
 const functionName = functionNameArgument.describe('The name of a function definition.');
 
 /**
- * The events a host sends that are not runtime events of SPEC §4.2 but calls of the
+ * The events a host sends that are not runtime events (SPEC §4.2) but calls of the
  * session handle: a user message, the end of the agent's turn, function activation.
  */
 const HOST_EVENT_SCHEMAS = {
@@ -97,6 +97,42 @@ const HOST_EVENT_SCHEMAS = {
     .describe('Resume a gated function by hand (only one without a gate, or whose gate holds).'),
 } as const;
 
+/**
+ * What each runtime event says, for the model that sends it: a client sees only the schema,
+ * so the meaning is here in words (one entry per type, or this does not compile).
+ */
+const RUNTIME_EVENT_MEANINGS: Readonly<Record<RuntimeEventType, string>> = {
+  session_started:
+    'The session begins with the skills the user may choose: it waits for a skill, or with initialSkill for the intake (intakePrompt) or the first input.',
+  skill_selected: 'The user chose one of the offered skills.',
+  user_submitted_input:
+    'The user wrote something: the intake, an answer to a question or to a worker, or what to revise. The main agent runs next.',
+  user_confirmed_intake: 'The user confirmed the intake as it stands: the main agent runs next.',
+  main_agent_decision_created:
+    "The main agent decided what comes next: ask the user, review the blackboard, finish, or run a worker (which may need the user's approval first).",
+  user_approved_next_step:
+    'The user approved the decision the session waits on (decisionId): its worker runs.',
+  user_rejected_next_step:
+    'The user rejected the decision the session waits on (decisionId): the main agent decides again.',
+  worker_started:
+    'A worker started, with how its artifact becomes a fact (acceptanceMode: user_confirmed, no_confirmation or programmatic_review).',
+  worker_needs_input: 'The running worker asks the user questions and waits for the answer.',
+  worker_completed:
+    'The running worker finished with an artifact (artifactId): reviewed by the user, accepted at once or checked by the host, as its acceptance mode says.',
+  user_accepted_artifact:
+    'The user accepted the artifact under review (artifactId): it becomes a fact.',
+  user_rejected_artifact:
+    'The user rejected the artifact under review (artifactId): the session waits for what to revise.',
+  user_requested_revision:
+    'The user asks for a revision (instruction) of the step or artifact under review.',
+  programmatic_review_passed:
+    "The host's check of the artifact under review passed: it is accepted.",
+  programmatic_review_failed:
+    "The host's check of the artifact under review failed (reason): the session waits for a revision.",
+  flow_completed: 'The flow is done: the session ends.',
+  runtime_failed: 'Something failed for good (reason): the session ends in error.',
+};
+
 /** The type of an event `send_event` takes besides the runtime events. */
 export type HostEventName = keyof typeof HOST_EVENT_SCHEMAS;
 
@@ -113,10 +149,12 @@ const sendEventInput = z.strictObject({
       HOST_EVENT_SCHEMAS.activate_function,
       HOST_EVENT_SCHEMAS.deactivate_function,
       HOST_EVENT_SCHEMAS.resume_function,
-      ...runtimeEvent.options,
+      ...runtimeEvent.options.map((variant) =>
+        variant.describe(RUNTIME_EVENT_MEANINGS[variant.shape.type.value]),
+      ),
     ])
     .describe(
-      'A runtime event (SPEC §4.2: session_started, user_approved_next_step, worker_completed, …) or one of user_message, idle, activate_function, deactivate_function, resume_function.',
+      "An event of the session's runtime flow (session_started, user_approved_next_step, worker_completed, …: what the user, the main agent or a worker did) or one of user_message, idle, activate_function, deactivate_function, resume_function.",
     ),
 });
 
@@ -131,13 +169,28 @@ export type SessionViewToolInput = z.output<typeof sessionViewInput>;
 /** The input of the `send_event` tool. */
 export type SendEventToolInput = { readonly event: RuntimeEvent | SessionHostEvent };
 
+/**
+ * What a tool call answers: the text for the model, and whether the call was refused
+ * without throwing (a loop the session would not start), which MCP marks as `isError`.
+ */
+export interface ToolReply {
+  readonly text: string;
+  readonly refused: boolean;
+}
+
+const answered = (text: string): ToolReply => ({ text, refused: false });
+
 /** One tool: what the model is told, the schema of its input, and how it runs. */
 interface ToolSpec<I> {
   readonly description: string;
   readonly input: z.ZodType<I>;
   /** True when the tool changes nothing (MCP's readOnlyHint). */
   readonly readOnly: boolean;
-  run(session: SessionHandle, input: unknown): string;
+  /**
+   * Reads a call's arguments without the session (throwing what the call throws for bad
+   * input, so a server refuses before it opens anything) and answers the call to run.
+   */
+  prepare(input: unknown): (session: SessionHandle) => ToolReply;
 }
 
 const TOOLS = {
@@ -145,23 +198,24 @@ const TOOLS = {
     description: `Tell the host out of band what you intend (instead of burying it in your reply), e.g. that you are done, need a human's approval, are blocked or hand over. The reply says on how many of the session's functions the signal was recorded and what it caused.`,
     input: signalInput,
     readOnly: false,
-    run: (session, input) => session.signal(parseSignalArgs(input)).text,
+    prepare: (input) => {
+      const args = parseSignalArgs(input);
+      return (session) => answered(session.signal(args).text);
+    },
   },
   start_loop: {
-    description: `Run a task for several rounds, each round a worker task run by the host; progress arrives as notes. A session runs one loop at a time. The reply is "loop started: <id>" or "loop refused: <why>".`,
+    description: `Run a task for several rounds, each round a worker task run by the host. The loop goes on after this call returns: the host gets a note for each round (an MCP server sends them as log messages), and session_view shows where the loop stands. A session runs one loop at a time. The reply is "loop started: <id>" (with the rounds it runs, when fewer than asked for) or "loop refused: <why>".`,
     input: startLoopInput,
     readOnly: false,
-    run: (session, input) => {
+    prepare: (input) => {
       const { task, iterations, mode } = checkInput('start_loop', startLoopInput, input);
       // The `|loop|` text the session parses, so the tool and the text form cannot differ.
       const params = [
         ...(iterations === undefined ? [] : [`iterations=${iterations}`]),
         ...(mode === undefined ? [] : [`mode=${mode}`]),
       ];
-      const started = session.startLoop(
-        `|loop${params.length > 0 ? `:${params.join(',')}` : ''}| ${task}`,
-      );
-      return started.ok ? `loop started: ${started.loopId}` : `loop refused: ${started.reason}`;
+      const text = `|loop${params.length > 0 ? `:${params.join(',')}` : ''}| ${task}`;
+      return (session) => startLoop(session, text);
     },
   },
   stop_loop: {
@@ -169,13 +223,17 @@ const TOOLS = {
       "Stop the session's running loop. By default the round in flight finishes and the loop ends cancelled; now=true cancels it at once.",
     input: stopLoopInput,
     readOnly: false,
-    run: (session, input) => {
+    prepare: (input) => {
       const { now } = checkInput('stop_loop', stopLoopInput, input);
-      session.stopLoop(now === undefined ? {} : { now });
-      const loopId = session.view().loop?.id ?? '(unknown)';
-      return now
-        ? `loop ${loopId}: cancelled now`
-        : `loop ${loopId}: stopping; the round in flight finishes, then the loop ends cancelled`;
+      return (session) => {
+        session.stopLoop(now === undefined ? {} : { now });
+        const loopId = session.view().loop?.id ?? '(unknown)';
+        return answered(
+          now
+            ? `loop ${loopId}: cancelled now`
+            : `loop ${loopId}: stopping; the round in flight finishes, then the loop ends cancelled`,
+        );
+      };
     },
   },
   session_view: {
@@ -183,9 +241,9 @@ const TOOLS = {
       'The session as JSON: its phase and what it waits for, its functions (phase, gate, signals seen), its loop and its artifacts. Only accepted artifacts are facts: the content of any other is left out.',
     input: sessionViewInput,
     readOnly: true,
-    run: (session, input) => {
+    prepare: (input) => {
       checkInput('session_view', sessionViewInput, input);
-      return JSON.stringify(factsOnlyView(session.view()), null, 2);
+      return (session) => answered(JSON.stringify(factsOnlyView(session.view()), null, 2));
     },
   },
   send_event: {
@@ -193,9 +251,27 @@ const TOOLS = {
       "Send the session an event from its host: a runtime event (a user's approval, a worker's result, …), a user message, the end of the agent's turn (idle), or a function's activation. The reply is the session's answer as JSON (phase, what it waits for, effects the host must carry out; for idle, what the cycle decided).",
     input: sendEventInput,
     readOnly: false,
-    run: (session, input) => sendEvent(session, input),
+    prepare: (input) => {
+      const deliver = readSendEvent(input);
+      return (session) => answered(deliver(session));
+    },
   },
 } as const satisfies Record<string, ToolSpec<unknown>>;
+
+/**
+ * Starts the loop `text` asks for. A loop the session will not start is a reply, not an
+ * error, but refused; a clamp (to the host's `limits.maxIterations`) is said in the reply.
+ */
+function startLoop(session: SessionHandle, text: string): ToolReply {
+  const started = session.startLoop(text);
+  if (!started.ok) return { text: `loop refused: ${started.reason}`, refused: true };
+  const loop = session.view().loop;
+  const clamped =
+    loop?.id === started.loopId && loop.clamped
+      ? ` (${loop.total} rounds: ${loop.requested} asked for, clamped to the host's limit)`
+      : '';
+  return answered(`loop started: ${started.loopId}${clamped}`);
+}
 
 /** The name of one of rolebox's tools. */
 export type RoleboxToolName = keyof typeof TOOLS;
@@ -284,7 +360,15 @@ export interface ToolDefinitionsByFormat {
 
 /** The JSON Schema of a tool's input, from its zod schema (draft-07, without `$schema`). */
 export function toolInputJsonSchema(name: RoleboxToolName): JsonSchema {
-  const { $schema: _dialect, ...schema } = z.toJSONSchema(TOOLS[requireToolName(name)].input, {
+  return inputJsonSchema(TOOLS[requireToolName(name)].input);
+}
+
+/**
+ * The JSON Schema of a tool input's zod schema, as {@link toolInputJsonSchema} answers it
+ * (for a server that adds fields of its own, such as a session id).
+ */
+export function inputJsonSchema(input: z.ZodType): JsonSchema {
+  const { $schema: _dialect, ...schema } = z.toJSONSchema(input, {
     target: 'draft-7',
     io: 'input',
     // Keys of a JSON object are strings anyway; some function-calling APIs refuse the keyword.
@@ -356,14 +440,34 @@ export function toolDefinitions<F extends ToolFormat = 'neutral'>(
  * such an error into text for the model.
  */
 export function callTool(session: SessionHandle, name: string, input: unknown): string {
+  return runTool(session, name, input).text;
+}
+
+/**
+ * {@link callTool}, answering whether a call the session did not throw for was refused all
+ * the same (`loop refused: …`), for servers that mark refusals (MCP's `isError`).
+ * Throws: what {@link callTool} throws.
+ */
+export function runTool(session: SessionHandle, name: string, input: unknown): ToolReply {
   if (!(session instanceof SessionHandle)) {
     throw new RoleboxError(
       'invalid_argument',
       `callTool needs a session handle (rb.openSession()), got ${describeValue(session)}`,
     );
   }
-  const tool = TOOLS[requireToolName(name)];
-  return tool.run(session, argumentsOf(name, input));
+  return prepareToolCall(name, input)(session);
+}
+
+/**
+ * Reads a tool call's arguments now, without a session, and answers the call to run on
+ * one: a server checks a call before it opens the session the call names.
+ * Throws: what {@link callTool} throws for an unknown tool or bad input.
+ */
+export function prepareToolCall(
+  name: string,
+  input: unknown,
+): (session: SessionHandle) => ToolReply {
+  return TOOLS[requireToolName(name)].prepare(argumentsOf(name, input));
 }
 
 /**
@@ -466,7 +570,8 @@ const sendEventArguments = z.strictObject({
   ),
 });
 
-function sendEvent(session: SessionHandle, input: unknown): string {
+/** Reads send_event's arguments; answers what delivers the event to a session. */
+function readSendEvent(input: unknown): (session: SessionHandle) => string {
   const { event } = checkInput('send_event', sendEventArguments, input);
   const type =
     typeof event === 'object' && event !== null && Object.hasOwn(event, 'type')
@@ -484,7 +589,8 @@ function sendEvent(session: SessionHandle, input: unknown): string {
         { type },
       );
     }
-    return JSON.stringify(session.send(parseRuntimeEvent(event)));
+    const runtime = parseRuntimeEvent(event);
+    return (session) => JSON.stringify(session.send(runtime));
   }
   const parsed = hostSchema.safeParse(event);
   if (!parsed.success) {
@@ -498,6 +604,11 @@ function sendEvent(session: SessionHandle, input: unknown): string {
     );
   }
   const host = parsed.data as SessionHostEvent;
+  return (session) => deliverHostEvent(session, host);
+}
+
+/** Delivers an event of the host's own as the session handle's call it stands for. */
+function deliverHostEvent(session: SessionHandle, host: SessionHostEvent): string {
   switch (host.type) {
     case 'user_message':
       return JSON.stringify(session.message(host.text));

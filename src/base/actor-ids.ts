@@ -76,11 +76,15 @@ export function parseActorId(systemId: string): ParsedActorId | undefined {
   }
 }
 
-const SESSION_ID = /^[A-Za-z0-9_.-]{1,128}$/;
+/** What a session id is: 1-128 characters of A-Z a-z 0-9 _ . - (schemas that describe one use it). */
+export const SESSION_ID_PATTERN = /^[A-Za-z0-9_.-]{1,128}$/;
+
+/** The most characters a session id has. */
+export const SESSION_ID_MAX_LENGTH = 128;
 
 /** Checks a session id: 1-128 characters of A-Z a-z 0-9 _ . -. Throws: `invalid_argument` naming it. */
 export function checkSessionId(id: unknown): asserts id is string {
-  if (typeof id !== 'string' || !SESSION_ID.test(id))
+  if (typeof id !== 'string' || !SESSION_ID_PATTERN.test(id))
     throw new RoleboxError(
       'invalid_argument',
       `session id must be 1-128 characters of A-Z a-z 0-9 _ . -, got ${describeValue(id)}`,

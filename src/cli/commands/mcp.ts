@@ -98,6 +98,7 @@ export async function runMcpCommand(
       version,
       sdk,
       log: (line) => output.err(line),
+      ...(store ? { store } : {}),
       ...(io.stdin ? { stdin: io.stdin } : {}),
       ...(io.stdout ? { stdout: io.stdout } : {}),
     });
