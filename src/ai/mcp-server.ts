@@ -214,13 +214,45 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
     );
   }
 
+  registerSessionResources(server, sdk, rb, options.store);
+  // A loop goes on between tool calls: its notes reach the client while it is connected.
+  const stopNotes = rb.on('note', (note) => {
+    if (!server.isConnected()) return;
+    const data = {
+      session: note.sessionId,
+      loop: note.loopId,
+      ...(note.round === undefined ? {} : { round: note.round }),
+      text: note.text,
+    };
+    server.sendLoggingMessage({ level: 'info', logger: 'rolebox', data }).catch((error) => {
+      log(`rolebox mcp: a loop note was not sent: ${(error as Error)?.message ?? String(error)}`);
+    });
+  });
+  const closed = server.server.onclose;
+  server.server.onclose = () => {
+    stopNotes();
+    closed?.();
+  };
+  return server;
+}
+
+/**
+ * Registers the session resources (`view`, `artifacts`): listed for the live sessions and
+ * those in `store`, read from a live or activated session, never created by a read.
+ */
+function registerSessionResources(
+  server: McpServer,
+  sdk: McpSdk,
+  rb: Rolebox,
+  store: McpServerOptions['store'],
+): void {
   // The live sessions, then the stored ones that are not live: listed from their records'
   // ids, not activated (reading one activates it, as a tool call would).
   const sessionIds = async (): Promise<string[]> => {
     const live = rb.sessions();
-    if (!options.store) return live;
+    if (!store) return live;
     const seen = new Set(live);
-    const stored = (await options.store.loadAll())
+    const stored = (await store.loadAll())
       .map((record) => record.id)
       // A session's record has its id; the others ($system, $pipeline:…) start with `$`,
       // which no session id holds.
@@ -289,25 +321,6 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
       ],
     }),
   );
-  // A loop goes on between tool calls: its notes reach the client while it is connected.
-  const stopNotes = rb.on('note', (note) => {
-    if (!server.isConnected()) return;
-    const data = {
-      session: note.sessionId,
-      loop: note.loopId,
-      ...(note.round === undefined ? {} : { round: note.round }),
-      text: note.text,
-    };
-    server.sendLoggingMessage({ level: 'info', logger: 'rolebox', data }).catch((error) => {
-      log(`rolebox mcp: a loop note was not sent: ${(error as Error)?.message ?? String(error)}`);
-    });
-  });
-  const closed = server.server.onclose;
-  server.server.onclose = () => {
-    stopNotes();
-    closed?.();
-  };
-  return server;
 }
 
 /**
