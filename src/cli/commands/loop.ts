@@ -1,4 +1,4 @@
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
+import type { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { parseLoopCommand } from '../../loop/parse-loop-command.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
@@ -19,6 +19,7 @@ import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import { followLoops, type NoteEvent, type Output } from '../output.js';
 import { OwnSessionsStore } from '../own-sessions-store.js';
 import { type RoundShown, readRound, roundFromLoop } from '../round-output.js';
+import { openStoreFile } from '../store-file.js';
 
 /** Options shared by the commands that run loops. */
 export interface RunOptions {
@@ -51,7 +52,7 @@ export async function cliRolebox(
   viewOf?: (store: SqliteSnapshotStore) => SnapshotStore,
 ) {
   const inspect = await resolveInspect(options.inspect, output);
-  const sqlite = new SqliteSnapshotStore(options.store);
+  const sqlite = openStoreFile(options.store);
   const view = viewOf ? viewOf(sqlite) : sqlite;
   const dispatcher = new LoopWorkerDispatcher({
     stateDir: options.tasks,

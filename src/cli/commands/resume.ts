@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import type { SessionHandle } from '../../rolebox/session-handle.js';
@@ -7,6 +6,7 @@ import { DEFAULT_LIMITS } from '../../system/limits.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
 import { readStoredLoops, type StoredLoop, type StoredLoops } from '../loop-runs.js';
 import { formatMs, type Output } from '../output.js';
+import { openStoreFile } from '../store-file.js';
 import { cliRolebox, followRolebox, type RunOptions, resultJson, waitForLoops } from './loop.js';
 
 /** What `rolebox resume` goes on with: each loop's worker, and the limits for all of them. */
@@ -21,7 +21,7 @@ interface ResumePlan {
 
 /** Reads what the store says of its unfinished loops, without starting anything. */
 async function readStored(storePath: string): Promise<StoredLoops> {
-  const store = new SqliteSnapshotStore(storePath);
+  const store = openStoreFile(storePath);
   try {
     return await readStoredLoops(store);
   } finally {
