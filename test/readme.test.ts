@@ -77,7 +77,14 @@ describe('README', async () => {
         ?.split('\n')
         .filter(Boolean)
         .map((line) => line.split('#')[0]?.trim());
-    expect(commands(blocks[0]?.body)).toEqual(['npm install rolebox']);
+    // Until rolebox is published: the clone packs it, the user's project installs the tarball
+    // (what test/package.install.test.ts does).
+    expect(commands(blocks[0]?.body)).toEqual([
+      'cd rolebox && npm install && npm pack',
+      'cd my-project && npm install ../rolebox/rolebox-0.1.0.tgz',
+    ]);
+    const version = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).version;
+    expect(blocks[0]?.body).toContain(`rolebox-${version}.tgz`);
     expect(commands(blocks[1]?.body)).toEqual(['npm install', 'npm start', 'npm test']);
     const ci = await readFile(join(root, '.ci', 'run'), 'utf8');
     expect(ci).toMatch(/^npm ci$/m);
