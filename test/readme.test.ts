@@ -70,6 +70,23 @@ describe('README', async () => {
     }, 20_000);
   });
 
+  it('runs the persistence example a second time in the same folder, with the same output', async () => {
+    const example = examples.find((candidate) =>
+      candidate.code.includes("id: 'ticket-42', ifOpen"),
+    );
+    expect(example).toBeDefined();
+    const { code, output } = example as (typeof examples)[number];
+    const dir = join(root, 'test-output', 'readme-persistence-twice');
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'example.ts');
+    await writeFile(file, code);
+    for (const attempt of [1, 2]) {
+      const { stdout } = await run(tsx, ['--conditions=rolebox-source', file], { cwd: dir });
+      expect(normalise(stdout), `run ${attempt}`).toBe(normalise(output));
+    }
+  }, 40_000);
+
   it("starts with a user's install, then a clone's set-up: npm install, npm start, npm test (what .ci/run runs)", async () => {
     const blocks = (await readmeBlocks()).filter((block) => block.lang === 'sh');
     const commands = (body: string | undefined) =>
@@ -180,7 +197,7 @@ describe('npm run example:signals', () => {
     expect(stdout).toContain('"completed":["awaiting-approval"]');
     expect(stdout).toContain('artifact approval-data = {"approved":true}');
     expect(stdout).toContain(
-      'decision run_worker (needs approval) → waiting_user ({"kind":"approve_step","decisionId":"d1"})',
+      'decision attemptworker (needs approval) → waiting_user ({"kind":"approve_step","decisionId":"d1"})',
     );
     expect(stdout).toContain('user_approved_next_step → running');
     expect(stdout).toContain(
