@@ -355,6 +355,10 @@ describe('rolebox loop on SIGTERM', () => {
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(143);
     expect(child.stderr()).not.toMatch(/^\s+at /m);
+    // Like the first Ctrl-C, it says how to go on: last, once the store is closed.
+    expect(child.stderr().trimEnd().split('\n').at(-1)).toBe(
+      '» left on SIGTERM with everything saved; `rolebox resume` goes on',
+    );
     const left = jsonLines(child.stdout());
     expect(left.at(-1)).toMatchObject({ type: 'result', phase: 'awaiting_worker', exitCode: 143 });
     expect((await cli('status')).stdout).toMatch(/loop_\w+ awaiting_worker 1\/2/);

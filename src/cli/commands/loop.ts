@@ -308,6 +308,8 @@ export async function runLoopCommand(
     dispatcher,
     ...(options.json ? { json: true } : {}),
   });
+  // The exit code once known: after SIGTERM, how to go on is said once all is saved.
+  let left: number | undefined;
   try {
     dispatcher.check(options.worker);
     const unfinished = (await readStoredLoops(store)).loops.filter(
@@ -353,10 +355,21 @@ export async function runLoopCommand(
       );
     crashPoint('ack');
     const code = await waitForLoops(rb, new Map([[started.loopId, session.id]]), output, follower);
+    left = code;
     if (options.json) output.out(resultJson(rb, started.loopId, session.id, code));
     return code;
   } finally {
     follower.stop();
     await close();
+    sayHowToGoOn(left, output);
   }
+}
+
+/**
+ * After SIGTERM, once the store is closed (everything saved): says how to go on, as the
+ * first Ctrl-C does. Not said when the close failed: main then reports `store_failed`.
+ */
+export function sayHowToGoOn(code: number | undefined, output: Output): void {
+  if (code === SIGTERM_EXIT_CODE)
+    output.err('» left on SIGTERM with everything saved; `rolebox resume` goes on');
 }

@@ -7,7 +7,14 @@ import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
 import { readStoredLoops, type StoredLoop, type StoredLoops } from '../loop-runs.js';
 import { formatMs, type Output } from '../output.js';
 import { openStoreFile } from '../store-file.js';
-import { cliRolebox, followRolebox, type RunOptions, resultJson, waitForLoops } from './loop.js';
+import {
+  cliRolebox,
+  followRolebox,
+  type RunOptions,
+  resultJson,
+  sayHowToGoOn,
+  waitForLoops,
+} from './loop.js';
 
 /** What `rolebox resume` goes on with: each loop's worker, and the limits for all of them. */
 interface ResumePlan {
@@ -136,6 +143,8 @@ export async function runResumeCommand(
     dispatcher,
     ...(options.json ? { json: true } : {}),
   });
+  // The exit code once known: after SIGTERM, how to go on is said once all is saved.
+  let left: number | undefined;
   try {
     // Before anything is woken: a round of a loop runs the worker that loop was started with.
     for (const [loopId, worker] of plan.workers) dispatcher.assign(loopId, worker);
@@ -180,6 +189,7 @@ export async function runResumeCommand(
       follower,
     );
     const code = refused > 0 && waited === OK_EXIT_CODE ? FAILURE_EXIT_CODE : waited;
+    left = code;
     if (options.json)
       for (const [loopId, { sessionId }] of loops)
         output.out(resultJson(rb, loopId, sessionId, code));
@@ -187,5 +197,6 @@ export async function runResumeCommand(
   } finally {
     follower.stop();
     await close();
+    sayHowToGoOn(left, output);
   }
 }
