@@ -197,7 +197,7 @@ describe('npm run example:signals', () => {
     expect(stdout).toContain('"completed":["awaiting-approval"]');
     expect(stdout).toContain('artifact approval-data = {"approved":true}');
     expect(stdout).toContain(
-      'decision attemptworker (needs approval) → waiting_user ({"kind":"approve_step","decisionId":"d1"})',
+      'decision run_worker (needs approval) → waiting_user ({"kind":"approve_step","decisionId":"d1"})',
     );
     expect(stdout).toContain('user_approved_next_step → running');
     expect(stdout).toContain(
