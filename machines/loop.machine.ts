@@ -66,23 +66,37 @@ function closeRunningRound(
 }
 
 /**
- * Copies a result's output facts (how much the worker wrote, how much was kept) onto the
- * round in flight, field by field so that the record stays plain JSON whatever the
- * dispatcher returned.
+ * Copies a result's facts onto the round in flight, field by field so that the record stays
+ * plain JSON whatever the dispatcher returned: how much the worker wrote and how much was
+ * kept; how long the worker ran (its duration, rather than the time until the result was
+ * seen, which after a restart includes the time nobody ran it); whether it spanned a restart.
  */
 function recordOutput(
   rounds: readonly RoundRecord[],
   result: RoundResult | undefined,
 ): readonly RoundRecord[] {
   const output = result?.output;
-  if (!output) return rounds;
-  const facts = {
-    bytes: output.bytes,
-    keptBytes: output.keptBytes,
-    truncated: output.truncated,
-  };
+  const ranMs = result?.ranMs;
+  const measured = typeof ranMs === 'number' && Number.isFinite(ranMs) && ranMs >= 0;
+  const acrossRestart = result?.acrossRestart === true;
+  if (!output && !measured && !acrossRestart) return rounds;
   return updateLastRound(rounds, (record) =>
-    record.status === 'running' ? { ...record, output: facts } : record,
+    record.status === 'running'
+      ? {
+          ...record,
+          ...(output
+            ? {
+                output: {
+                  bytes: output.bytes,
+                  keptBytes: output.keptBytes,
+                  truncated: output.truncated,
+                },
+              }
+            : {}),
+          ...(measured ? { durationMs: ranMs } : {}),
+          ...(acrossRestart ? { acrossRestart: true } : {}),
+        }
+      : record,
   );
 }
 

@@ -355,6 +355,10 @@ describe('rolebox loop on SIGTERM', () => {
     child.process.kill('SIGTERM');
     expect(await child.exited).toBe(143);
     expect(child.stderr()).not.toMatch(/^\s+at /m);
+    // Like the first Ctrl-C, it says how to go on: last, once the store is closed.
+    expect(child.stderr().trimEnd().split('\n').at(-1)).toBe(
+      '» left on SIGTERM with everything saved; `rolebox resume` goes on',
+    );
     const left = jsonLines(child.stdout());
     expect(left.at(-1)).toMatchObject({ type: 'result', phase: 'awaiting_worker', exitCode: 143 });
     expect((await cli('status')).stdout).toMatch(/loop_\w+ awaiting_worker 1\/2/);
@@ -373,6 +377,38 @@ describe('rolebox loop on SIGTERM', () => {
     ]);
     expect(lines[1]).toMatchObject({ round: 1, output: { text: 'answer 1' } });
     expect(lines.at(-1)).toMatchObject({ type: 'result', phase: 'complete', exitCode: 0 });
+  });
+});
+
+describe('a round that spans a restart', () => {
+  it("after resume, its duration is the worker's run, not the time nobody watched, and its note says so", async () => {
+    // The worker runs about a second; the loop is gone (SIGTERM) while it runs, and resume
+    // comes 4 s later: the observed span is 4 s or more, the worker's run far less.
+    const worker =
+      'cat > /dev/null; echo $$ > "$GATES/started-$ROLEBOX_ROUND"; sleep 1; echo "answer $ROLEBOX_ROUND"';
+    const env = { GATES: dir };
+    const child: CliProcess = startCli(['loop', '|loop:1| step', '--worker', worker, '--json'], {
+      cwd: dir,
+      env,
+    });
+    await untilWritten(join(dir, 'started-1'));
+    child.process.kill('SIGTERM');
+    expect(await child.exited).toBe(143);
+    await new Promise((resolve) => setTimeout(resolve, 4_000));
+    const resumed = await runCli(['resume', '--json'], { cwd: dir, env });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    const lines = jsonLines(resumed.stdout);
+    const round = lines.find((line) => line.type === 'round');
+    expect(round).toMatchObject({ round: 1, output: { text: 'answer 1' } });
+    const ran = round?.durationMs as number;
+    expect(ran).toBeGreaterThanOrEqual(900);
+    expect(ran).toBeLessThan(3_500);
+    const note = lines.find(
+      (line) => line.type === 'note' && /round 1\/1 completed/.test(String(line.text)),
+    );
+    expect(note?.text).toMatch(
+      new RegExp(`duration=${(ran / 1000).toFixed(1)}s, across a restart\\]$`),
+    );
   });
 });
 

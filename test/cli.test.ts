@@ -445,5 +445,9 @@ describe('rolebox inspect and demo', () => {
     child.process.kill('SIGINT');
     expect(await child.exited).toBe(0);
     expect(child.stdout()).toContain('fn:approval:awaiting-approval is gated');
+    // Stopping is said, last, once the inspector and the sessions are gone.
+    expect(child.stderr().trimEnd().split('\n').at(-1)).toBe(
+      '» demo stopped: the inspector is closed and its sessions are gone',
+    );
   });
 });

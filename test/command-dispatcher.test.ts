@@ -95,6 +95,7 @@ describe('CommandDispatcher', () => {
       text: prompt.toUpperCase(),
       hadError: false,
       output: { bytes: prompt.length, keptBytes: prompt.length, truncated: false },
+      ranMs: expect.any(Number),
     });
     // Nothing of the prompt was run by a shell.
     expect(existsSync(join(dir, 'pwned'))).toBe(false);
@@ -121,6 +122,7 @@ describe('CommandDispatcher', () => {
       hadError: true,
       errorReason: 'exit code 3: model not found',
       output: { bytes: 8, keptBytes: 8, truncated: false },
+      ranMs: expect.any(Number),
     });
   });
 
@@ -205,6 +207,9 @@ describe('CommandDispatcher', () => {
       text: 'finished 1',
       hadError: false,
       output: { bytes: 11, keptBytes: 11, truncated: false },
+      ranMs: expect.any(Number),
+      // Started by the earlier process: the round spanned a restart.
+      acrossRestart: true,
     });
     // Running once its wrapper has claimed it (pending until then).
     await fileAppears(join(stateDir, late.taskId, 'pid'));
@@ -506,6 +511,7 @@ describe('CommandDispatcher', () => {
         text: 'é',
         hadError: false,
         output: { bytes: 7, keptBytes: 3, truncated: true },
+        ranMs: expect.any(Number),
       });
       const one = make('printf abc', { maxOutputBytes: 1 });
       const b = await one.dispatchRound(round('x', { round: 2 }), 'L1:2');
@@ -514,6 +520,7 @@ describe('CommandDispatcher', () => {
         text: 'c',
         hadError: false,
         output: { bytes: 3, keptBytes: 1, truncated: true },
+        ranMs: expect.any(Number),
       });
       expect(await keptOnDisk(b.taskId, 'stdout')).toBe(1);
     });
@@ -531,6 +538,7 @@ describe('CommandDispatcher', () => {
         hadError: true,
         errorReason: `exit code 3 (could not read worker output ${join(folder, 'stderr')}: EISDIR: illegal operation on a directory, read)`,
         output: { bytes: 5, keptBytes: 5, truncated: false },
+        ranMs: expect.any(Number),
       });
 
       const ok = make('echo fine');

@@ -70,6 +70,23 @@ describe('README', async () => {
     }, 20_000);
   });
 
+  it('runs the persistence example a second time in the same folder, with the same output', async () => {
+    const example = examples.find((candidate) =>
+      candidate.code.includes("id: 'ticket-42', ifOpen"),
+    );
+    expect(example).toBeDefined();
+    const { code, output } = example as (typeof examples)[number];
+    const dir = join(root, 'test-output', 'readme-persistence-twice');
+    await rm(dir, { recursive: true, force: true });
+    await mkdir(dir, { recursive: true });
+    const file = join(dir, 'example.ts');
+    await writeFile(file, code);
+    for (const attempt of [1, 2]) {
+      const { stdout } = await run(tsx, ['--conditions=rolebox-source', file], { cwd: dir });
+      expect(normalise(stdout), `run ${attempt}`).toBe(normalise(output));
+    }
+  }, 40_000);
+
   it("starts with a user's install, then a clone's set-up: npm install, npm start, npm test (what .ci/run runs)", async () => {
     const blocks = (await readmeBlocks()).filter((block) => block.lang === 'sh');
     const commands = (body: string | undefined) =>
@@ -77,7 +94,14 @@ describe('README', async () => {
         ?.split('\n')
         .filter(Boolean)
         .map((line) => line.split('#')[0]?.trim());
-    expect(commands(blocks[0]?.body)).toEqual(['npm install rolebox']);
+    // Until rolebox is published: the clone packs it, the user's project installs the tarball
+    // (what test/package.install.test.ts does).
+    expect(commands(blocks[0]?.body)).toEqual([
+      'cd rolebox && npm install && npm pack',
+      'cd my-project && npm install ../rolebox/rolebox-0.1.0.tgz',
+    ]);
+    const version = JSON.parse(await readFile(join(root, 'package.json'), 'utf8')).version;
+    expect(blocks[0]?.body).toContain(`rolebox-${version}.tgz`);
     expect(commands(blocks[1]?.body)).toEqual(['npm install', 'npm start', 'npm test']);
     const ci = await readFile(join(root, '.ci', 'run'), 'utf8');
     expect(ci).toMatch(/^npm ci$/m);

@@ -346,8 +346,35 @@ export class CommandDispatcher implements Dispatcher {
         status === 'completed' ? failure : `${await this.#errorReason(files, status)}; ${failure}`;
       return { text: '', hadError: true, errorReason: reason };
     }
-    if (status === 'completed') return { text, hadError: false, output };
-    return { text, hadError: true, errorReason: await this.#errorReason(files, status), output };
+    const timing = await this.#timing(taskId, files);
+    if (status === 'completed') return { text, hadError: false, output, ...timing };
+    return {
+      text,
+      hadError: true,
+      errorReason: await this.#errorReason(files, status),
+      output,
+      ...timing,
+    };
+  }
+
+  /**
+   * How long the task's command ran, from the wrapper's claim (its pid file) to its exit
+   * file, by their times on disk: right even when the result is read long after, by another
+   * process. And whether an earlier process started it (the round spanned a restart).
+   */
+  async #timing(
+    taskId: string,
+    files: TaskFiles,
+  ): Promise<{ ranMs?: number; acrossRestart?: true }> {
+    const acrossRestart = this.#exits.has(taskId) ? {} : { acrossRestart: true as const };
+    try {
+      const [claimed, exited] = await Promise.all([stat(files.pid), stat(files.exit)]);
+      const ranMs = Math.round(exited.mtimeMs - claimed.mtimeMs);
+      return ranMs >= 0 ? { ranMs, ...acrossRestart } : acrossRestart;
+    } catch {
+      // No claim or no exit file (a killed wrapper): the loop keeps the time it observed.
+      return acrossRestart;
+    }
   }
 
   /**

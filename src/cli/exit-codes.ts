@@ -6,13 +6,19 @@
 /** Everything asked for was done (a server stopped by Ctrl-C or SIGTERM stopped cleanly). */
 export const OK_EXIT_CODE = 0;
 
-/** The work failed: a loop ended in `error` or `interrupted`, a replay diverged, a record was refused. */
+/**
+ * The work failed: a loop ended in `error` or `interrupted`, a replay diverged, a record was
+ * refused, or a package the command needs is not installed (`missing_dependency`).
+ */
 export const FAILURE_EXIT_CODE = 1;
 
-/** Exit code for a bad argument or bad input (a usage error), a port in use included. */
+/**
+ * Exit code for a bad argument or bad input (a usage error): a port in use, and a `--store`
+ * that is missing or cannot be opened as a store, in every command.
+ */
 export const USAGE_EXIT_CODE = 2;
 
-/** Exit code when the store cannot be written: the work stopped there (SPEC §6). */
+/** Exit code when a save to an opened store fails while work runs: the work stopped there (SPEC §6). */
 export const STORE_FAILED_EXIT_CODE = 3;
 
 /** Ended by Ctrl-C (SIGINT, 128 + 2): a loop cancelled with stop-loop, or left at a second Ctrl-C. */
@@ -24,9 +30,18 @@ export const SIGTERM_EXIT_CODE = 143;
 /** Every exit code with what it means, in order. */
 export const EXIT_CODES: readonly (readonly [code: number, meaning: string])[] = [
   [OK_EXIT_CODE, 'success; a server stopped by Ctrl-C or SIGTERM'],
-  [FAILURE_EXIT_CODE, 'failure: a loop ended in error or interrupted, a replay diverged, …'],
-  [USAGE_EXIT_CODE, 'usage: a bad argument or bad input (the message says which), a port in use'],
-  [STORE_FAILED_EXIT_CODE, 'the store could not be written (store_failed); resume goes on later'],
+  [
+    FAILURE_EXIT_CODE,
+    'failure: a loop ended in error or interrupted, a replay diverged, …; missing_dependency',
+  ],
+  [
+    USAGE_EXIT_CODE,
+    'usage: a bad argument or bad input (the message says which), a port in use, a --store that is no store',
+  ],
+  [
+    STORE_FAILED_EXIT_CODE,
+    'the store could not be written (store_failed) while work ran; resume goes on later',
+  ],
   [
     SIGINT_EXIT_CODE,
     'Ctrl-C (SIGINT): the loop was cancelled (stop-loop), or left at a second one',

@@ -341,8 +341,9 @@ function addRestateCommands(program: Command, output: Output, exit: { code: numb
 
 /**
  * Runs the `rolebox` command line. Returns the exit code (the table is in exit-codes.ts): 0 on
- * success, 2 for a bad argument or bad input (the message says which), 3 when the store
- * cannot be written, otherwise what the command reports.
+ * success, 2 for a bad argument or bad input (the message says which; a `--store` that is
+ * no store included), 3 when a save fails while work runs, 1 for `missing_dependency`,
+ * otherwise what the command reports.
  */
 export async function main(
   argv: readonly string[],
@@ -360,7 +361,8 @@ export async function main(
     }
     if (isRoleboxError(error)) {
       output.err(`rolebox: ${error.message} [${error.code}]`);
-      // A store that cannot be written is not the user's typo: it has its own exit code.
+      // A save that failed while work ran is not the user's typo: it has its own exit code
+      // (a --store that cannot be opened is refused as invalid_argument, exit 2).
       if (error.code === 'store_failed') return STORE_FAILED_EXIT_CODE;
       // Nor is a package that is not installed.
       return error.code === 'missing_dependency' ? 1 : USAGE_EXIT_CODE;

@@ -24,16 +24,25 @@ export function loopStartedNote(total: number, mode: LoopMode, clampedFrom?: num
 export function roundCompletedNote(
   round: number,
   total: number,
-  worker: string | { readonly workerSessionId: string; readonly workerTaskId: string },
+  worker:
+    | string
+    | {
+        readonly workerSessionId: string;
+        readonly workerTaskId: string;
+        readonly acrossRestart?: boolean;
+      },
   durationMs: number | undefined,
 ): string {
+  // A round collected after a restart: its duration is the worker's run, and the note says
+  // the round spanned the restart.
+  const across = typeof worker !== 'string' && worker.acrossRestart ? ', across a restart' : '';
   const label =
     typeof worker === 'string'
       ? `session=${worker}`
       : worker.workerSessionId === worker.workerTaskId
         ? `task=${worker.workerTaskId}`
         : `session=${worker.workerSessionId}`;
-  return `${LOOP_PROGRESS_MARKER} round ${round}/${total} completed, ${label}, duration=${formatDuration(durationMs)}]`;
+  return `${LOOP_PROGRESS_MARKER} round ${round}/${total} completed, ${label}, duration=${formatDuration(durationMs)}${across}]`;
 }
 
 /**

@@ -56,7 +56,10 @@ export interface RoundRecord {
   readonly workerSessionId: string;
   readonly startedAt: number;
   readonly completedAt?: number;
+  /** How long the round ran: the worker's own run when the dispatcher measured it. */
   readonly durationMs?: number;
+  /** True when the round was started by a process that stopped before it ended (a restart). */
+  readonly acrossRestart?: boolean;
   readonly status: RoundStatus;
   /** How much the worker wrote and how much of it was kept, when the dispatcher says (a capped, truncated output shows here). */
   readonly output?: RoundOutput;

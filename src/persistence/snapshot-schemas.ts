@@ -64,6 +64,7 @@ const roundRecordSchema = z.object({
   startedAt: time,
   completedAt: time.optional(),
   durationMs: z.number().min(0).optional(),
+  acrossRestart: z.boolean().optional(),
   status: z.enum(ROUND_STATUSES),
   output: z
     .object({

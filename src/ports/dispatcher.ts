@@ -46,6 +46,13 @@ export interface RoundResult {
   readonly errorReason?: string;
   /** Optional: how much output the worker wrote and how much `text` holds of it. */
   readonly output?: RoundOutput;
+  /**
+   * Optional: how long the worker itself ran, in ms, when the dispatcher measured it; the
+   * round's duration then (not the time until this process saw the result).
+   */
+  readonly ranMs?: number;
+  /** Optional: true when the task was started by an earlier process (the round spanned a restart). */
+  readonly acrossRestart?: boolean;
 }
 
 /**

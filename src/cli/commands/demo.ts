@@ -148,6 +148,7 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
   let rb: Rolebox | undefined;
   // From here on a signal stops it cleanly (the temporary folder goes), even during start-up.
   const interrupted = untilInterrupted();
+  let stopped = false;
   try {
     if (!options.inspect) {
       const started = await startInspectorServerOnFreePort(options.port, inspectorLog(output));
@@ -221,10 +222,13 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
       );
     if (!options.json) output.out('Ctrl-C to stop.');
     await interrupted;
+    stopped = true;
     return OK_EXIT_CODE;
   } finally {
     await rb?.stop();
     await server?.stop();
     rmSync(tasks, { recursive: true, force: true });
+    // Said once it is all gone, so a user who pressed Ctrl-C knows it took.
+    if (stopped) output.err('» demo stopped: the inspector is closed and its sessions are gone');
   }
 }

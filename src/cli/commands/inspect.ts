@@ -6,7 +6,6 @@ import {
 } from '../../../inspector/server.js';
 import type { MachineDefinitions } from '../../../inspector/snapshot-actors.js';
 import { addStoreSource, type StoredSessionRecord } from '../../../inspector/store-source.js';
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
 import { persistedMachineSchema } from '../../persistence/snapshot-schemas.js';
@@ -14,6 +13,7 @@ import { machinesFor } from '../../rolebox/build-machines.js';
 import { resolveRoleboxOptions } from '../../rolebox/options.js';
 import { OK_EXIT_CODE } from '../exit-codes.js';
 import { type Output, untilInterrupted } from '../output.js';
+import { openStoreFile } from '../store-file.js';
 
 /** The built-in machines' configs as JSON, as a live app sends them: the charts of stored and replayed actors. */
 export function machineDefinitions(): MachineDefinitions {
@@ -37,18 +37,8 @@ export async function readStoredRecords(path: string): Promise<StoredSessionReco
     throw new RoleboxError('invalid_argument', `--store: no store at ${describeValue(path)}`, {
       path,
     });
-  let store: SqliteSnapshotStore;
+  const store = openStoreFile(path);
   let rows: { id: string; data: string }[];
-  try {
-    store = new SqliteSnapshotStore(path);
-  } catch (error) {
-    if (!isRoleboxError(error, 'store_failed')) throw error;
-    throw new RoleboxError(
-      'invalid_argument',
-      `--store ${describeValue(path)} is not a rolebox store: ${error.message}`,
-      { path },
-    );
-  }
   try {
     rows = await store.loadAll();
   } finally {

@@ -1,4 +1,4 @@
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
+import type { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { parseLoopCommand } from '../../loop/parse-loop-command.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
@@ -19,6 +19,7 @@ import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import { followLoops, type NoteEvent, type Output } from '../output.js';
 import { OwnSessionsStore } from '../own-sessions-store.js';
 import { type RoundShown, readRound, roundFromLoop } from '../round-output.js';
+import { openStoreFile } from '../store-file.js';
 
 /** Options shared by the commands that run loops. */
 export interface RunOptions {
@@ -51,7 +52,7 @@ export async function cliRolebox(
   viewOf?: (store: SqliteSnapshotStore) => SnapshotStore,
 ) {
   const inspect = await resolveInspect(options.inspect, output);
-  const sqlite = new SqliteSnapshotStore(options.store);
+  const sqlite = openStoreFile(options.store);
   const view = viewOf ? viewOf(sqlite) : sqlite;
   const dispatcher = new LoopWorkerDispatcher({
     stateDir: options.tasks,
@@ -307,6 +308,8 @@ export async function runLoopCommand(
     dispatcher,
     ...(options.json ? { json: true } : {}),
   });
+  // The exit code once known: after SIGTERM, how to go on is said once all is saved.
+  let left: number | undefined;
   try {
     dispatcher.check(options.worker);
     const unfinished = (await readStoredLoops(store)).loops.filter(
@@ -352,10 +355,21 @@ export async function runLoopCommand(
       );
     crashPoint('ack');
     const code = await waitForLoops(rb, new Map([[started.loopId, session.id]]), output, follower);
+    left = code;
     if (options.json) output.out(resultJson(rb, started.loopId, session.id, code));
     return code;
   } finally {
     follower.stop();
     await close();
+    sayHowToGoOn(left, output);
   }
+}
+
+/**
+ * After SIGTERM, once the store is closed (everything saved): says how to go on, as the
+ * first Ctrl-C does. Not said when the close failed: main then reports `store_failed`.
+ */
+export function sayHowToGoOn(code: number | undefined, output: Output): void {
+  if (code === SIGTERM_EXIT_CODE)
+    output.err('» left on SIGTERM with everything saved; `rolebox resume` goes on');
 }

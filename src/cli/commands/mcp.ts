@@ -1,4 +1,3 @@
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { loadMcpSdk, type McpSdkLoader, serveMcpOverStdio } from '../../ai/mcp-server.js';
 import { ROLEBOX_TOOL_NAMES, type RoleboxToolName } from '../../ai/tools.js';
 import { describeValue, RoleboxError } from '../../errors.js';
@@ -10,6 +9,7 @@ import { resolveInspect } from '../inspector-option.js';
 import { loopRunIn } from '../loop-runs.js';
 import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import type { Output } from '../output.js';
+import { openStoreFile } from '../store-file.js';
 
 /** Options of `rolebox mcp`. */
 export interface McpOptions {
@@ -62,7 +62,7 @@ export async function runMcpCommand(
       );
   }
   const inspect = await resolveInspect(options.inspect, output);
-  const store = options.store === false ? undefined : new SqliteSnapshotStore(options.store);
+  const store = options.store === false ? undefined : openStoreFile(options.store);
   // A stored loop another command started (`rolebox loop`), woken here, runs the worker it
   // was started with; the loops of this server's sessions run --worker.
   let dispatcher: LoopWorkerDispatcher | undefined;

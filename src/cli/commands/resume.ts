@@ -1,5 +1,4 @@
 import { existsSync } from 'node:fs';
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import type { SessionHandle } from '../../rolebox/session-handle.js';
@@ -7,7 +6,15 @@ import { DEFAULT_LIMITS } from '../../system/limits.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
 import { readStoredLoops, type StoredLoop, type StoredLoops } from '../loop-runs.js';
 import { formatMs, type Output } from '../output.js';
-import { cliRolebox, followRolebox, type RunOptions, resultJson, waitForLoops } from './loop.js';
+import { openStoreFile } from '../store-file.js';
+import {
+  cliRolebox,
+  followRolebox,
+  type RunOptions,
+  resultJson,
+  sayHowToGoOn,
+  waitForLoops,
+} from './loop.js';
 
 /** What `rolebox resume` goes on with: each loop's worker, and the limits for all of them. */
 interface ResumePlan {
@@ -21,7 +28,7 @@ interface ResumePlan {
 
 /** Reads what the store says of its unfinished loops, without starting anything. */
 async function readStored(storePath: string): Promise<StoredLoops> {
-  const store = new SqliteSnapshotStore(storePath);
+  const store = openStoreFile(storePath);
   try {
     return await readStoredLoops(store);
   } finally {
@@ -136,6 +143,8 @@ export async function runResumeCommand(
     dispatcher,
     ...(options.json ? { json: true } : {}),
   });
+  // The exit code once known: after SIGTERM, how to go on is said once all is saved.
+  let left: number | undefined;
   try {
     // Before anything is woken: a round of a loop runs the worker that loop was started with.
     for (const [loopId, worker] of plan.workers) dispatcher.assign(loopId, worker);
@@ -180,6 +189,7 @@ export async function runResumeCommand(
       follower,
     );
     const code = refused > 0 && waited === OK_EXIT_CODE ? FAILURE_EXIT_CODE : waited;
+    left = code;
     if (options.json)
       for (const [loopId, { sessionId }] of loops)
         output.out(resultJson(rb, loopId, sessionId, code));
@@ -187,5 +197,6 @@ export async function runResumeCommand(
   } finally {
     follower.stop();
     await close();
+    sayHowToGoOn(left, output);
   }
 }

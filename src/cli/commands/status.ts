@@ -1,7 +1,7 @@
 import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import { loopStateOf } from '../../../machines/loop.machine.js';
-import { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
+import type { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { functionChildId, LOOP_CHILD_ID } from '../../base/actor-ids.js';
 import { topStateOf } from '../../base/state-value.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
@@ -14,6 +14,7 @@ import {
 } from '../../persistence/snapshot-schemas.js';
 import { runtimePhaseOf } from '../../rolebox/views.js';
 import type { Output } from '../output.js';
+import { openStoreFile } from '../store-file.js';
 
 /** One stored session as `rolebox status` shows it. */
 export interface SessionStatus {
@@ -44,7 +45,7 @@ export interface StoredSession {
 function openExistingStore(storePath: string): SqliteSnapshotStore {
   if (!existsSync(storePath))
     throw new RoleboxError('invalid_argument', `no store at ${describeValue(storePath)}`);
-  return new SqliteSnapshotStore(storePath);
+  return openStoreFile(storePath);
 }
 
 /**

@@ -1,0 +1,23 @@
+import { SqliteSnapshotStore } from '../adapters/sqlite-snapshot-store.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
+
+/**
+ * Opens the SQLite store a command was given with `--store`. A file that cannot be opened
+ * as a store (not a database, a folder, no permission) is the user's input, so it is
+ * `invalid_argument` (exit 2) in every command; `store_failed` (exit 3) is kept for a save
+ * that fails while work runs.
+ * Throws: `invalid_argument` naming the path and why; `missing_dependency` when
+ * better-sqlite3 is not installed.
+ */
+export function openStoreFile(path: string): SqliteSnapshotStore {
+  try {
+    return new SqliteSnapshotStore(path);
+  } catch (error) {
+    if (!isRoleboxError(error, 'store_failed')) throw error;
+    throw new RoleboxError(
+      'invalid_argument',
+      `--store ${describeValue(path)} is not a rolebox store: ${error.message}`,
+      { path },
+    );
+  }
+}
