@@ -81,7 +81,8 @@ describe('CommandDispatcher', () => {
   afterEach(async () => {
     await killTracked();
     for (const dispatcher of dispatchers.splice(0)) dispatcher.close();
-    killTaskGroups(join(dir, 'state'));
+    // Every tasks folder a test used: a test that fails midway leaves its workers running.
+    for (const tasksDir of ['state', 'shared-state']) killTaskGroups(join(dir, tasksDir));
     await rm(dir, { recursive: true, force: true });
   });
 
