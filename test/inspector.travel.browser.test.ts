@@ -230,7 +230,9 @@ describe('time travel and fork in the inspector page, on a running demo', () => 
         `#chart .state-node[data-state-key="${leafKey(entry.snapshot?.value)}"][data-active="true"]`,
       )
       .waitFor();
-    expect(await page.locator('#context').textContent()).toContain('"review-fork"');
+    // The chart may show the same state for the session it came from a moment before the
+    // context panel has switched: wait for the panel itself.
+    await expect.poll(() => page.locator('#context').textContent()).toContain('"review-fork"');
     await page.close();
   });
 
