@@ -19,7 +19,7 @@ import type { MachineEnv } from '../src/system/machine-env.js';
 import { withFastContext } from './fast-context.js';
 
 /** Version of the loop machine's persisted shape; bump when context or states change. */
-export const LOOP_MACHINE_VERSION = 2;
+export const LOOP_MACHINE_VERSION = 3;
 
 /**
  * The actions by which a loop talks to the world: it emits its needs and its notes itself

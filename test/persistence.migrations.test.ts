@@ -1,6 +1,7 @@
 import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
+import { LOOP_MACHINE_VERSION } from '../machines/loop.machine.js';
 import { MemorySnapshotStore } from '../src/index.js';
 import { MACHINE_MIGRATIONS } from '../src/persistence/machine-migrations.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
@@ -57,7 +58,7 @@ describe('stores written by rolebox 0.1', () => {
     // Saved again, the records are current.
     await b.rb.flush();
     const saved = JSON.parse(store.records.get('awaiting') as string);
-    expect(saved.machineVersions.loop).toBe(2);
+    expect(saved.machineVersions.loop).toBe(LOOP_MACHINE_VERSION);
     const loopChild = Object.values(
       saved.snapshot.children as Record<string, { src: string; snapshot: { children: object } }>,
     ).find((child) => child.src === 'loop');

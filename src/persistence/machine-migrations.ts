@@ -54,6 +54,15 @@ function localChildId(id: string, child: Json): string {
 }
 
 /**
+ * Loop machine 2 → 3: a round's record may say how long its worker ran (`ranMs`) and
+ * whether the round spanned a restart (`acrossRestart`). Both are optional and a round
+ * recorded before says neither, so a version-2 record is already a valid version-3 one.
+ */
+function loopRoundsWithRunTime(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * System machine 1 → 2: the root spawns shards and keeps no per-session context any more
  * (DESIGN §7). What a store holds of it never changed: the `$system` record is the loop
  * registry alone, and session records are session subtrees, so nothing needs rewriting.
@@ -75,5 +84,5 @@ export const MACHINE_MIGRATIONS: {
   system: { 1: systemWithShards },
   session: { 1: sessionWithLocalChildIds },
   function: {},
-  loop: { 1: loopWithoutInvokedActors },
+  loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };
