@@ -9,7 +9,7 @@ import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
 import { LOOP_RUN_SLOT, loopRunIn, loopRunSlotValue } from '../loop-runs.js';
 import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import type { Output } from '../output.js';
-import { OwnSessionsStore } from '../own-sessions-store.js';
+import { ownSessionsStore } from '../own-sessions-store.js';
 import { readSendArguments, type SendCommand, sendCommand } from '../send-commands.js';
 import { openExistingStoreFile } from '../store-file.js';
 
@@ -68,7 +68,7 @@ export async function runSendCommand(
     if (worker) dispatcher?.check(worker);
     // Drives no session's wake-ups: a stored loop goes on in `rolebox resume`, not here.
     const rb = createRolebox({
-      store: new OwnSessionsStore(sqlite),
+      store: ownSessionsStore(sqlite),
       functions,
       saveDebounceMs: 0,
       ...(dispatcher ? { dispatcher } : {}),
