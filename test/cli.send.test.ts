@@ -84,6 +84,12 @@ describe('rolebox send', () => {
     await storeSession('s1');
     const activated = await send('s1', 'activate', 'approval', '--functions', functions);
     expect(activated).toEqual({ code: 0, out: 'activate: done (session s1)', err: '' });
+    // The session's functions are its definitions': without them it cannot be restored.
+    const without = await send('s1', 'idle');
+    expect(without.code).toBe(USAGE_EXIT_CODE);
+    expect(without.err).toContain(
+      `function "approval" is not defined any more; pass --functions <dir> with the session's function definitions [invalid_snapshot]`,
+    );
     const shown = await runCli(['show', 's1', '--store', store, '--json'], { cwd: dir });
     expect(shown.code).toBe(0);
     expect(JSON.parse(shown.stdout).functions).toEqual([

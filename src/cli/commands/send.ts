@@ -3,7 +3,7 @@ import type { FunctionDefinition } from '../../function/definition.js';
 import { loadFunctions } from '../../function/load.js';
 import { isTerminalLoopPhase } from '../../loop/types.js';
 import { isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
-import { createRolebox } from '../../rolebox/rolebox.js';
+import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import type { SessionHandle } from '../../rolebox/session-handle.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
 import { LOOP_RUN_SLOT, loopRunIn, loopRunSlotValue } from '../loop-runs.js';
@@ -75,7 +75,7 @@ export async function runSendCommand(
     });
     try {
       await rb.start();
-      session = await rb.openSession({ id: sessionId });
+      session = await openStored(rb, sessionId, options.functions !== undefined);
       const loopBefore = session.view().loop?.id;
       const result = call(session, command, args, worker);
       const loop = command.row.kind === 'command' ? session.view().loop : undefined;
@@ -101,6 +101,27 @@ export async function runSendCommand(
     }
   } finally {
     await sqlite.close();
+  }
+}
+
+/**
+ * Activates the stored session `sessionId`. Throws: what `openSession` throws; a record
+ * that cannot be restored without `--functions` says to pass it.
+ */
+async function openStored(
+  rb: Rolebox,
+  sessionId: string,
+  withFunctions: boolean,
+): Promise<SessionHandle> {
+  try {
+    return await rb.openSession({ id: sessionId });
+  } catch (error) {
+    if (withFunctions || !isRoleboxError(error, 'invalid_snapshot')) throw error;
+    throw new RoleboxError(
+      'invalid_snapshot',
+      `${error.message}; pass --functions <dir> with the session's function definitions`,
+      { sessionId },
+    );
   }
 }
 
