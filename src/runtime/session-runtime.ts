@@ -1,6 +1,11 @@
 import { describeValue, RoleboxError } from '../errors.js';
+import type { FunctionCatalog } from '../function/catalog.js';
 import { loopEffectStateOf, loopEffectsOf, type RoundSettings } from '../loop/effects.js';
+import { checkSessionSnapshot, type SnapshotMachines } from '../persistence/check-snapshot.js';
+import { decodeEnvelope } from '../persistence/envelope.js';
+import type { MigrationRegistry } from '../persistence/migrations.js';
 import type { Persister } from '../persistence/persister.js';
+import { reconcileLoopRegistry, withoutSharedSystemIds } from '../persistence/restore.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { Dispatcher } from '../ports/dispatcher.js';
 import type {
@@ -11,6 +16,7 @@ import type {
   WakeUp,
 } from '../ports/snapshot-store.js';
 import { claimedRecordIn, claimResultIn, lostIn, renewedIn } from '../ports/store-contract.js';
+import type { CommandPath } from './command-path.js';
 import type { LoopEffectRunner } from './loop-effect-runner.js';
 import type { SystemAccess } from './system-access.js';
 import { WakeUpScheduler } from './wake-ups.js';
@@ -54,13 +60,18 @@ export type LifecycleEvent =
 /** What the runtime needs of its rolebox. */
 export interface SessionRuntimeHost {
   readonly access: SystemAccess;
+  /** Where the commands it sends go (a restore, a passivation) and loops are listened to. */
+  readonly path: CommandPath;
   readonly runner: LoopEffectRunner;
   readonly persister: Persister | undefined;
   readonly store: SnapshotStore | undefined;
   readonly clock: Clock;
   readonly dispatcher: Dispatcher | undefined;
-  /** Decodes, checks and restores a stored session into the running system. Throws a RoleboxError. */
-  restore(sessionId: string, stored: string): void;
+  /** What a stored session is checked against: the very machines that run, the functions. */
+  readonly machines: SnapshotMachines;
+  readonly catalog: FunctionCatalog;
+  /** The host's migrations of stored records. */
+  readonly migrations: MigrationRegistry;
   /** Delivers a lifecycle host event. */
   emit(event: LifecycleEvent): void;
   /** Reports a failure nobody called for (a wake-up that could not activate its session). */
@@ -215,7 +226,7 @@ export class SessionRuntime {
     const { access, runner } = this.#host;
     const loop = access.liveLoopOf(sessionId);
     if (!loop) return;
-    access.listenToLoop(loop.loopId);
+    this.#host.path.listenToLoop(loop.loopId);
     const state = loopEffectStateOf(loop.snapshot.value);
     runner.need(
       sessionId,
@@ -352,7 +363,7 @@ export class SessionRuntime {
   ): void {
     const { access } = this.#host;
     try {
-      this.#host.restore(sessionId, stored);
+      this.#restoreIntoSystem(sessionId, stored);
     } catch (error) {
       if (lease) void this.#host.store?.release([lease]).catch(() => {});
       throw error;
@@ -363,6 +374,34 @@ export class SessionRuntime {
     this.#holdUntilAnswered(sessionId, dueBy);
     this.#host.emit({ type: 'session_activated', sessionId, trigger });
     this.#enforceLimit(sessionId);
+  }
+
+  /**
+   * Restores one stored session into the running system: decoded (`decodeEnvelope`: the
+   * envelope and migrations) and checked as a whole (`checkSessionSnapshot`) first, its
+   * actors clashing with no live ones (or the whole root would be in error), then spawned
+   * under its shard (`system.restore_session` on the command path), and the loop registry
+   * brought in line with it. Throws a RoleboxError and restores nothing when it cannot.
+   */
+  #restoreIntoSystem(sessionId: string, stored: string): void {
+    const { access, path, machines, catalog, migrations } = this.#host;
+    const envelope = decodeEnvelope(sessionId, stored, migrations);
+    const checked = checkSessionSnapshot(sessionId, envelope.snapshot, machines, catalog);
+    const { clashes } = withoutSharedSystemIds([{ sessionId, ...checked }], {
+      live: (systemId) =>
+        access.actor(systemId) ? (access.sessionOf(systemId) ?? 'a live session') : undefined,
+    });
+    if (clashes[0]) throw clashes[0].error;
+    path.dispatch({
+      type: 'system.restore_session',
+      sessionId,
+      openedAt: checked.snapshot.context.createdAt,
+      snapshot: checked.snapshot,
+    });
+    const before = access.loopRegistry();
+    const loopRegistry = reconcileLoopRegistry(before, [{ sessionId, ...checked }]);
+    if (JSON.stringify(loopRegistry) !== JSON.stringify(before))
+      path.dispatch({ type: 'system.set_loop_registry', loopRegistry });
   }
 
   /**
@@ -411,7 +450,7 @@ export class SessionRuntime {
     const { access, runner } = this.#host;
     const loop = access.liveLoopOf(sessionId);
     if (loop) runner.drop(loop.loopId);
-    access.dispatch({ type: 'system.passivate_session', sessionId });
+    this.#host.path.dispatch({ type: 'system.passivate_session', sessionId });
     access.directory.remove(sessionId);
     this.#held.delete(sessionId);
   }
