@@ -81,7 +81,8 @@ const FORK_OPTION_NAMES = Object.keys({
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
  * typed API the host drives them with. It wires the parts together; the sessions' rules
- * live in the machines, the reads and commands go through one `SystemAccess`.
+ * live in the machines, every command takes one `CommandPath` (check, dispatch, collect, mark,
+ * perform, deliver) and the reads go through one `SystemAccess`.
  */
 export class Rolebox {
   readonly #options: ResolvedOptions;
