@@ -209,10 +209,11 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate', () => {
       expect(normalized(onRestate.eventsOf('approval-1'))).toEqual(
         normalized(embedded.eventsOf('approval-1')),
       );
-      // The sink got every one of them too, in step order.
-      expect(normalized(rig.eventsOf('approval-1'))).toEqual(
-        normalized(embedded.eventsOf('approval-1')),
-      );
+      // The sink got every one of them too, in step order. It is sent them after each step
+      // commits, so the last ones may still be on their way when the last call returns.
+      await expect
+        .poll(() => normalized(rig.eventsOf('approval-1')), { timeout: 30_000 })
+        .toEqual(normalized(embedded.eventsOf('approval-1')));
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
