@@ -1,8 +1,10 @@
 // startLocalRestateServer leaves nothing behind: a base dir it made itself goes with stop(),
 // while kill() (a crash) keeps it, so a server restarted on it finds its state.
-import { existsSync } from 'node:fs';
-import { rm } from 'node:fs/promises';
-import { describe, expect, it } from 'vitest';
+import { existsSync, readdirSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { afterEach, describe, expect, it } from 'vitest';
 import { startLocalRestateServer } from '../src/restate/index.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import { restateUnavailable } from './support/restate.js';
@@ -27,6 +29,51 @@ describe.skipIf(unavailable !== undefined)('a local restate-server', () => {
       await again.stop();
       expect(existsSync(crashed.baseDir)).toBe(true); // given, so the caller's to remove
       await rm(crashed.baseDir, { recursive: true, force: true });
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  const systemTmp = process.env.TMPDIR;
+  afterEach(() => {
+    if (systemTmp === undefined) delete process.env.TMPDIR;
+    else process.env.TMPDIR = systemTmp;
+  });
+
+  it(
+    "leaves no invoker-* folder in the system's temporary folder: they go in <baseDir>/.tmp, removed by stop() (issue 27 item 21)",
+    async () => {
+      // A temporary folder of this test's own, so other processes' servers cannot change the count.
+      const privateTmp = await mkdtemp(join(tmpdir(), 'rolebox-tmpdir-test-'));
+      process.env.TMPDIR = privateTmp;
+      const invokers = (dir: string) =>
+        existsSync(dir) ? readdirSync(dir).filter((name) => name.startsWith('invoker-')) : [];
+      // The server makes them a moment after it is healthy (real time: it is a real process).
+      const madeIn = async (dir: string) => {
+        const deadline = Date.now() + 30_000;
+        while (invokers(dir).length === 0 && Date.now() < deadline)
+          await new Promise((resolve) => setTimeout(resolve, 100));
+        return invokers(dir).length;
+      };
+      try {
+        expect(tmpdir()).toBe(privateTmp);
+        const before = invokers(tmpdir()).length;
+        const server = await startLocalRestateServer();
+        expect(server.tmpDir).toBe(join(server.baseDir, '.tmp'));
+        expect(await madeIn(server.tmpDir)).toBeGreaterThan(0);
+        await server.stop();
+        expect(invokers(tmpdir()).length).toBe(before);
+
+        // A given base dir is kept, its tmp folder is not.
+        const given = await mkdtemp(join(privateTmp, 'given-'));
+        const again = await startLocalRestateServer({ baseDir: given });
+        expect(await madeIn(again.tmpDir)).toBeGreaterThan(0);
+        await again.stop();
+        expect(existsSync(given)).toBe(true);
+        expect(existsSync(again.tmpDir)).toBe(false);
+        expect(invokers(tmpdir()).length).toBe(before);
+      } finally {
+        await rm(privateTmp, { recursive: true, force: true });
+      }
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
