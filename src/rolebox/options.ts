@@ -1,6 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { nanoidIdSource } from '../adapters/id-sources.js';
 import { realClock } from '../adapters/real-clock.js';
+import { listed } from '../base/listed.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -256,13 +257,6 @@ const DISPATCHER_METHODS = [
   'cancelRound',
   'onTerminated',
 ] as const;
-
-/** `a, b and c`. */
-function listed(names: readonly string[]): string {
-  return names.length === 1
-    ? (names[0] as string)
-    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-}
 
 function hasMethods(value: unknown, methods: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null) return false;
