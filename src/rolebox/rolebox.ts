@@ -619,6 +619,7 @@ export class Rolebox {
     }
     this.#options.dispatcher?.close?.();
     await this.#inspection?.connection?.stop();
+    await this.#inspection?.viewers?.stop();
     this.#state = 'stopped';
   }
 
