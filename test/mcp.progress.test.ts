@@ -163,11 +163,19 @@ describe('rolebox mcp over stdio', () => {
       stderr: 'pipe',
     });
     const client = new Client({ name: 'progress-test', version: '1' });
+    const progress: Progress[] = [];
+    // The SDK's client may handle a progress notification read together with the answer
+    // after the answer, and report it as for an unknown token (typescript-sdk#2580): the
+    // server sent it all the same, so it counts, and nothing else may go wrong.
     const protocolErrors: unknown[] = [];
-    client.onerror = (error) => protocolErrors.push(error);
+    const late = /^Received a progress notification for an unknown token: (.*)$/s;
+    client.onerror = (error) => {
+      const [, json] = late.exec(error.message) ?? [];
+      if (json) progress.push(JSON.parse(json).params);
+      else protocolErrors.push(error);
+    };
     await client.connect(transport);
     if (transport.pid !== null) servers.push(transport.pid);
-    const progress: Progress[] = [];
     const result = replyOf(
       await client.callTool(
         { name: 'start_loop', arguments: { session_id: 'shell', task: 'echo', iterations: 2 } },

@@ -271,20 +271,27 @@ async function loopToEnd(
   const progressToken = extra._meta?.progressToken;
   const loop = session.view().loop;
   if (progressToken === undefined || !loop) return started;
+  let sent: Promise<void> = Promise.resolve();
   const outcome = await followLoopProgress(
     rb,
     { sessionId: session.id, loopId: loop.id, total: loop.total },
     (progress) => {
-      extra
+      const sending = extra
         .sendNotification({
           method: 'notifications/progress',
           params: { progressToken, ...progress },
         })
         .catch(() => {}); // the client went away: the call ends with it
+      sent = sent.then(() => sending);
     },
     extra.signal,
   );
   if (!outcome) return started;
+  // The last round's progress is written in the same tick as the loop ends. The SDK's
+  // client handles a notification a microtask later than a response read with it, and then
+  // finds the call over (typescript-sdk#2580): the answer leaves in a later turn.
+  await sent;
+  await new Promise<void>((resolve) => setTimeout(resolve, 0));
   return {
     text: `${started.text}\nloop ${loop.id} ended ${outcome.phase} after ${outcome.rounds} of ${loop.total} round(s)`,
     refused: outcome.phase === 'error' || outcome.phase === 'interrupted',
