@@ -105,6 +105,18 @@ describe('rolebox send', () => {
     });
   });
 
+  it('killed (SIGKILL) once the command is stored, it has printed nothing, and the change is there', async () => {
+    await storeSession('s1');
+    const killed = await runCli(['send', 's1', 'setSlot', 'mark', '1', '--store', store], {
+      cwd: dir,
+      env: { ROLEBOX_CRASH_AT: 'send-saved' },
+    });
+    expect(killed.code).toBe(128 + 9);
+    expect(killed.stdout).toBe('');
+    const view = JSON.parse((await send('s1', 'view', '--json')).out).result;
+    expect(view.slots).toEqual({ mark: 1 });
+  });
+
   it('runs a read: prints the view and the artifacts, and saves nothing of the session', async () => {
     await storeSession('s1');
     const before = await recordOf('s1');

@@ -5,6 +5,7 @@ import { isTerminalLoopPhase } from '../../loop/types.js';
 import { isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
 import { createRolebox, type Rolebox } from '../../rolebox/rolebox.js';
 import type { SessionHandle } from '../../rolebox/session-handle.js';
+import { crashPoint } from '../crash-points.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE } from '../exit-codes.js';
 import { LOOP_RUN_SLOT, loopRunIn, loopRunSlotValue } from '../loop-runs.js';
 import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
@@ -92,6 +93,7 @@ export async function runSendCommand(
       }
       // Nothing is printed ahead of the store.
       await rb.flush();
+      crashPoint('send-saved');
       printResult(output, sessionId, command, result, options.json === true);
       if (loop && loop.id !== loopBefore && !isTerminalLoopPhase(loop.phase))
         output.err(`» loop ${loop.id} started; \`rolebox resume\` runs it`);
