@@ -159,6 +159,7 @@ describe('rolebox send', () => {
     [['artifacts.setStatus', 'a1', 'done'], 'send artifacts.setStatus: status "done" is refused'],
     [['send', '{"type":"made_up"}'], 'send send: event {"type":"made_up"} is refused'],
     [['message'], 'send message: text is missing (message <text>)'],
+    [['setSlot', 'key'], 'send setSlot: value is missing (setSlot <key> <value>)'],
     [['idle', 'now'], 'send idle takes 0 argument(s) (idle), got 1: "now" is one too many'],
   ])(
     'refuses a bad argument %j: invalid_argument naming it, exit 2, nothing saved',

@@ -62,11 +62,19 @@ function argumentSchemas(row: CommandRow): readonly z.ZodType[] {
   return (row.arguments as unknown as z.ZodTuple).def.items as readonly z.ZodType[];
 }
 
+/**
+ * Whether a tuple may end before this item: zod's own mark of an optional item (one that
+ * merely accepts undefined, like `z.unknown()`, must still be given).
+ */
+function isOptional(schema: z.ZodType | undefined): boolean {
+  return schema?._zod.optin === 'optional';
+}
+
 /** `startLoop <text> [options]`: a command with its parameters, optional ones in brackets. */
 export function sendUsage(command: SendCommand): string {
   const schemas = argumentSchemas(command.row);
   const parameters = command.row.parameters.map((parameter, index) =>
-    schemas[index]?.safeParse(undefined).success ? `[${parameter}]` : `<${parameter}>`,
+    isOptional(schemas[index]) ? `[${parameter}]` : `<${parameter}>`,
   );
   return [command.name, ...parameters].join(' ');
 }
@@ -122,7 +130,8 @@ export function readSendArguments(command: SendCommand, texts: readonly string[]
   if (result.success) return values;
   const issue = result.error.issues[0];
   const [index, ...path] = issue?.path ?? [];
-  const position = typeof index === 'number' ? index : 0;
+  // An issue of the whole tuple (too few items) is about the first argument not given.
+  const position = typeof index === 'number' ? index : values.length;
   const parameter = row.parameters[position] ?? `argument ${position + 1}`;
   const value = values[position];
   const where = [parameter, ...path.map(String)].join('.');
