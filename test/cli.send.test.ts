@@ -239,6 +239,21 @@ describe('rolebox send', () => {
     expect(view.loop).toMatchObject({ id: loopId });
   });
 
+  it('a loop it starts records its worker: `rolebox resume` runs it to the end, each round once', async () => {
+    await storeSession('s1');
+    const started = await send('s1', 'startLoop', '|loop:2| say hi', '--worker', 'cat', '--json');
+    expect(started.code, started.err).toBe(0);
+    const { loopId } = JSON.parse(started.out).result;
+    const resumed = await runCli(['resume', '--store', store, '--delay', '0'], { cwd: dir });
+    expect(resumed.code, resumed.stderr).toBe(0);
+    expect(resumed.stderr).toContain('» worker: cat');
+    const shown = await runCli(['show', 's1', '--store', store, '--json'], { cwd: dir });
+    const show = JSON.parse(shown.stdout);
+    expect(show.loop).toMatchObject({ id: loopId, phase: 'complete', round: '2/2' });
+    expect(show.rounds.map((round: { round: number }) => round.round)).toEqual([1, 2]);
+    expect(new Set(show.rounds.map((round: { task: string }) => round.task)).size).toBe(2);
+  });
+
   it('--help lists every row of the command table with its parameters, then the exit codes', async () => {
     const out: string[] = [];
     const output: Output = { out: (line) => out.push(line), err: (line) => out.push(line) };
