@@ -2,7 +2,17 @@
 // each session's functions and loop under it), shards left out. A rolebox's invoked helper
 // actors (a loop round's prepare, dispatch, timers…) are hidden unless "show helpers" is on;
 // finished actors fold into an "n finished" group; a disconnected app says when it left.
-import { $, describeValue, isGone, isShard, parentKey, queueRender, state } from './state.js';
+import {
+  $,
+  breakable,
+  describeValue,
+  isFinished,
+  isGone,
+  isShard,
+  parentKey,
+  queueRender,
+  state,
+} from './state.js';
 
 /** Actors whose own names a rolebox gives them; the rest are what they invoke. */
 const ROLEBOX_ACTOR = /^(rolebox$|session:|fn:|loop:)/;
@@ -28,8 +38,6 @@ export function select(id) {
   $('command-status').textContent = '';
   queueRender();
 }
-
-const isFinished = (actor) => ['done', 'stopped', 'error'].includes(actor.snapshot?.status);
 
 /** A rolebox's helper actor: hidden unless asked for. */
 function isHelper(actor) {
@@ -65,10 +73,12 @@ export function renderTree() {
     label.dataset.id = actor.id;
     label.dataset.app = String(actor.app);
     label.dataset.sessionId = actor.sessionId;
-    label.textContent = actor.name;
+    label.append(breakable(actor.name));
     const stateText = document.createElement('span');
     stateText.className = 'state';
-    stateText.textContent = describeValue(actor.snapshot?.value) || actor.snapshot?.status || '';
+    stateText.append(
+      breakable(describeValue(actor.snapshot?.value) || actor.snapshot?.status || ''),
+    );
     label.append(stateText);
     label.addEventListener('click', () => select(actor.id));
     item.append(label);
