@@ -105,7 +105,7 @@ export class AppProtocol {
     const id = `${app.id}/${sessionId}`;
     if (message.type === '@xstate.actor') return store.putActor(app, id, sessionId, message, drop);
     if (message.type === '@xstate.snapshot') return store.putSnapshot(id, sessionId, message, drop);
-    return store.putEvent(app, id, sessionId, message, drop);
+    store.putEvent(app, id, sessionId, message, drop);
   }
 
   /** `rolebox.app`: the app is a rolebox (it takes commands), and says its name and pid. */

@@ -64,8 +64,14 @@ function logRow(entry) {
   row.dataset.actor = within.toLowerCase();
   row.dataset.session = sessionOf(entry.app, entry.sessionId).toLowerCase();
   row.dataset.text = `${route} ${entry.type}`.toLowerCase();
+  row.dataset.app = String(entry.app);
   row.title = 'show the snapshot after this event';
-  row.addEventListener('click', () => travelTo(entry));
+  row.addEventListener('click', () => {
+    // A replayed run's event: replay.js moves the replay there (it holds the steps).
+    if (state.apps.get(entry.app)?.source === 'replay')
+      document.dispatchEvent(new CustomEvent('replay-row', { detail: entry.seq }));
+    else travelTo(entry);
+  });
   decorate(row, entry);
   return row;
 }
