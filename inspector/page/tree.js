@@ -83,13 +83,19 @@ export function renderTree() {
     label.addEventListener('click', () => select(actor.id));
     item.append(label);
     const kids = children.get(actor.id);
-    if (kids) item.append(buildList(actor.id, kids));
+    if (kids) item.append(buildList(actor.id, kids, !isFinished(actor) && !isGone(actor)));
     return item;
   };
-  const buildList = (parentId, kids) => {
+  /**
+   * Finished actors fold into an "n finished" group beside live ones. Under a parent that
+   * finished (or an app that left), or where none is live, folding would hide everything
+   * there is to see (an app that ran and stopped): they are listed as they are.
+   */
+  const buildList = (parentId, kids, parentLive) => {
     const list = document.createElement('ul');
-    const finished = kids.filter(isFinished);
-    for (const kid of kids) if (!isFinished(kid)) list.append(build(kid));
+    const fold = parentLive && kids.some((kid) => !isFinished(kid));
+    const finished = fold ? kids.filter(isFinished) : [];
+    for (const kid of kids) if (!fold || !isFinished(kid)) list.append(build(kid));
     if (finished.length > 0) {
       const item = document.createElement('li');
       item.className = 'finished-group';
@@ -117,7 +123,7 @@ export function renderTree() {
   // One live app: its actors as they are. Several, or one that left: a heading for each.
   const anyGone = appIds.some((appId) => apps.get(appId)?.connected === false);
   if (appIds.length <= 1 && !anyGone) {
-    tree.replaceChildren(...buildList(null, roots).children);
+    tree.replaceChildren(...buildList(null, roots, true).children);
     return;
   }
   tree.replaceChildren(
@@ -134,6 +140,7 @@ export function renderTree() {
         buildList(
           `app:${appId}`,
           roots.filter((actor) => actor.app === appId),
+          app?.connected !== false,
         ),
       );
       return item;
