@@ -151,6 +151,23 @@ describe('the inspector page at 1280×720 and 1440×900, on a running demo', () 
       await page.locator('#tree [data-actor="fn:approval:awaiting-approval"]').waitFor();
       await page.locator('#pipeline-runs .run').first().waitFor({ timeout: 30_000 });
       expect(await page.evaluate<string[]>(CLIPPED_LABELS)).toEqual([]);
+      // A session's artifact store is in the tree, as the README says, without "show helpers".
+      await page.locator('#tree [data-actor="artifacts:review"]').waitFor();
+      expect(await page.locator('#tree-helpers').isChecked()).toBe(false);
+      // A payload opened on the last row of the log is scrolled into view.
+      await page.locator('#log-panel').evaluate((panel) => {
+        panel.scrollTop = panel.scrollHeight;
+      });
+      await page.locator('#log tr.event-row').last().locator('.payload-toggle').click();
+      const payload = page.locator('#log .payload-row').last();
+      await payload.waitFor();
+      await expect
+        .poll(async () => {
+          const shown = await page?.locator('#log-panel').boundingBox();
+          const box = await payload.boundingBox();
+          return !!shown && !!box && box.y + box.height <= shown.y + shown.height + 0.5;
+        })
+        .toBe(true);
 
       for (const actor of ['loop:', 'session:approval', 'fn:approval:awaiting-approval']) {
         await select(page, actor);

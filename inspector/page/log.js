@@ -110,6 +110,8 @@ function togglePayload(row, entry) {
   td.append(pre);
   detail.append(td);
   row.after(detail);
+  // Opened on the last rows, it would be below the visible part of the log.
+  detail.scrollIntoView({ block: 'nearest' });
 }
 
 function matchesFilter(row) {

@@ -43,6 +43,9 @@ export function renderPipeline() {
   const view = $('pipeline-view');
   const entry = state.traces.find((candidate) => keyOf(candidate) === shownKey);
   view.hidden = !entry;
+  // The first view's hint (still there while no actor is chosen) gives way to the graph.
+  const hint = $('chart-hint');
+  if (hint) hint.hidden = !!entry;
   if (!entry) {
     drawnKey = null;
     return;

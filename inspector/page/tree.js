@@ -14,8 +14,8 @@ import {
   state,
 } from './state.js';
 
-/** Actors whose own names a rolebox gives them; the rest are what they invoke. */
-const ROLEBOX_ACTOR = /^(rolebox$|session:|fn:|loop:)/;
+/** Actors whose own names a rolebox gives them (a session's artifact store among them); the rest are what they invoke. */
+const ROLEBOX_ACTOR = /^(rolebox$|session:|fn:|loop:|artifacts:)/;
 /** Parents whose "n finished" group the user opened (kept across renders). */
 const openFinished = new Set();
 
