@@ -274,12 +274,12 @@ function addRestateCommands(program: Command, output: Output, exit: { code: numb
     .description(
       'Serve rolebox sessions as Restate virtual objects (see README, "Running on Restate").',
     );
-  const endpointOptions = (command: Command) =>
+  const endpointOptions = (command: Command, functionsDefault = 'none') =>
     command
       .option('--host <host>', 'address the endpoint listens on', DEFAULT_HOST)
       .option(
         '--functions <dir>',
-        'folder of function definitions, markdown with frontmatter (default: none)',
+        `folder of function definitions, markdown with frontmatter (default: ${functionsDefault})`,
       )
       .option(
         '--worker <command>',
@@ -334,6 +334,7 @@ function addRestateCommands(program: Command, output: Output, exit: { code: numb
         'admin port (default: the one used last time, else a free one)',
         wholeNumber(1),
       ),
+    "the README's approval function",
   ).action(async (options) => {
     exit.code = await (await restateCommands()).runRestateDevCommand(options, output);
   });

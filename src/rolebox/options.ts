@@ -1,6 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { nanoidIdSource } from '../adapters/id-sources.js';
 import { realClock } from '../adapters/real-clock.js';
+import { listed } from '../base/listed.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -31,13 +32,22 @@ export interface StatelyInspectOptions {
    * default of 200 would lose the root's).
    */
   readonly maxDeferredEvents?: number;
+  /**
+   * In Node: serve Stately viewers on this port instead (`createWebSocketReceiver({ server:
+   * 'ws://127.0.0.1:<port>' })` of @statelyai/inspect, or a person at `http://127.0.0.1:<port>`,
+   * who sees `url` in a frame). A viewer that joins late is told every live actor first.
+   */
+  readonly port?: number;
+  /** With `port`: the address to listen on (default 127.0.0.1). */
+  readonly host?: string;
 }
 
 /**
  * Inspection: an XState inspection observer (function or object); `{ url }` to stream to
  * an inspector server speaking the @statelyai/inspect WebSocket protocol (rolebox's own
  * `rolebox inspect`, which can also send events back); or `'stately'` (Stately's hosted page)
- * or `{ stately: { url, iframe } }` for Stately's browser inspector (in a browser only).
+ * or `{ stately: { url, iframe } }` for Stately's browser inspector (in a browser only), or
+ * `{ stately: { port } }` to serve Stately viewers from Node.
  */
 export type InspectOption =
   | ((event: InspectionEvent) => void)
@@ -248,13 +258,6 @@ const DISPATCHER_METHODS = [
   'onTerminated',
 ] as const;
 
-/** `a, b and c`. */
-function listed(names: readonly string[]): string {
-  return names.length === 1
-    ? (names[0] as string)
-    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-}
-
 function hasMethods(value: unknown, methods: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null) return false;
   const candidate = value as Record<string, unknown>;
@@ -281,8 +284,9 @@ function checkInspectOption(option: unknown): InspectOption | undefined {
       return option as InspectOption;
     }
     if (Object.hasOwn(option, 'stately')) {
-      checkStatelyOptions((option as { stately: unknown }).stately);
-      checkInPage();
+      const stately = (option as { stately: unknown }).stately;
+      checkStatelyOptions(stately);
+      if ((stately as StatelyInspectOptions).port === undefined) checkInPage();
       return option as InspectOption;
     }
     if (typeof (option as { next?: unknown }).next === 'function') return option as InspectOption;
@@ -297,12 +301,12 @@ function checkInPage(): void {
   if (typeof (globalThis as { window?: unknown }).window === 'undefined') {
     throw new RoleboxError(
       'invalid_argument',
-      "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+      "inspect: 'stately' opens Stately's inspector in a browser; in Node use { stately: { port } } to serve Stately viewers, or { url } with `rolebox inspect`",
     );
   }
 }
 
-const STATELY_OPTION_NAMES = ['url', 'iframe', 'maxDeferredEvents'];
+const STATELY_OPTION_NAMES = ['url', 'iframe', 'maxDeferredEvents', 'port', 'host'];
 
 function checkStatelyOptions(value: unknown): void {
   const fail = (message: string): never => {
@@ -314,7 +318,16 @@ function checkStatelyOptions(value: unknown): void {
   for (const key of Object.keys(options))
     if (!STATELY_OPTION_NAMES.includes(key))
       fail(` has no option ${describeValue(key)} (it takes ${STATELY_OPTION_NAMES.join(', ')})`);
-  const { url, iframe, maxDeferredEvents } = options;
+  const { url, iframe, maxDeferredEvents, port, host } = options;
+  if (
+    port !== undefined &&
+    (!Number.isSafeInteger(port) || (port as number) < 1 || (port as number) > 65_535)
+  )
+    fail(`.port must be a port number from 1 to 65535, got ${describeValue(port)}`);
+  if (host !== undefined && (typeof host !== 'string' || host === '' || port === undefined))
+    fail(`.host must be an address, given with port, got ${describeValue(host)}`);
+  if (port !== undefined && iframe !== undefined)
+    fail('.iframe is for a page, .port for Node: give one of them');
   if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url)))
     fail(`.url must be an http:// or https:// URL, got ${describeValue(url)}`);
   if (

@@ -1,3 +1,4 @@
+import { reachedAt } from '../base/reached-at.js';
 import { describeValue } from '../errors.js';
 import type { LoopDeadline, LoopEffect } from '../loop/effect-types.js';
 import type { LoopAnswer } from '../loop/machine-types.js';
@@ -9,7 +10,11 @@ export interface LoopEffectRunnerDeps {
   /** Runs rounds; without one, `prepare` is answered with `loop.prepare_failed`. */
   readonly dispatcher: Dispatcher | undefined;
   readonly clock: Clock;
-  /** Delivers an answer to the loop of session `sessionId` (dropped when the loop is gone). */
+  /**
+   * Delivers an answer to the loop of session `sessionId` on the command path (the rolebox
+   * wires it to `CommandPath.answerLoop`, which activates a passivated session first);
+   * dropped when the loop is gone.
+   */
   answer(sessionId: string, loopId: string, answer: LoopAnswer): void;
 }
 
@@ -227,15 +232,11 @@ export class LoopEffectRunner {
           () => {
             loop.deadlines.delete(deadline);
             end();
-            // The timer firing is the clock saying the deadline has come. Node's setTimeout
-            // may fire while Date.now() is still a millisecond short of it: answered with
-            // that time, the loop's guard (`at >= deadline`, kept strict against stale
-            // answers) would refuse it and nothing would ever arm it again. A late timer
-            // answers with the later time.
+            // The timer firing is the clock saying the deadline has come (reachedAt says why).
             this.#answer(loopId, loop, {
               type: 'loop.deadline_reached',
               deadline,
-              at: Math.max(clock.now(), at),
+              at: reachedAt(at, clock.now()),
             });
           },
           Math.max(0, at - clock.now()),
