@@ -7,7 +7,7 @@
 import type { RawData, WebSocket } from 'ws';
 import { describeValue } from '../src/errors.js';
 import type { Clock } from '../src/ports/clock.js';
-import { guarded, rawText } from './guarded.js';
+import { listenGuarded, rawText } from './guarded.js';
 import { parseClientJson } from './json-guard.js';
 import { type App, appJson, type Frame } from './kept-records.js';
 import { type KeptStore, MAX_ID_LENGTH } from './kept-store.js';
@@ -51,20 +51,18 @@ export class AppProtocol {
   connect(socket: WebSocket): App {
     const { store, log, maxFrameBytes } = this.#options;
     const app = store.addApp(socket);
-    socket.on('error', (error: Error & { code?: string }) =>
-      guarded(log, `app ${app.id}`, () => {
+    listenGuarded(socket, log, `app ${app.id}`, {
+      error: (error) => {
         this.#dropped += error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH' ? 1 : 0;
         log(
           error.code === 'WS_ERR_UNSUPPORTED_MESSAGE_LENGTH'
             ? `app ${app.id} sent a frame over maxFrameBytes (${maxFrameBytes}); connection closed`
             : `app ${app.id} socket error: ${error.message}`,
         );
-      }),
-    );
-    socket.on('message', (data) =>
-      guarded(log, `a frame from app ${app.id}`, () => this.onFrame(app, data)),
-    );
-    socket.on('close', () => guarded(log, `app ${app.id} closing`, () => this.#closed(app)));
+      },
+      message: (data) => this.onFrame(app, data),
+      close: () => this.#closed(app),
+    });
     return app;
   }
 
@@ -105,7 +103,7 @@ export class AppProtocol {
     const id = `${app.id}/${sessionId}`;
     if (message.type === '@xstate.actor') return store.putActor(app, id, sessionId, message, drop);
     if (message.type === '@xstate.snapshot') return store.putSnapshot(id, sessionId, message, drop);
-    return store.putEvent(app, id, sessionId, message, drop);
+    store.putEvent(app, id, sessionId, message, drop);
   }
 
   /** `rolebox.app`: the app is a rolebox (it takes commands), and says its name and pid. */

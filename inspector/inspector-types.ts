@@ -177,6 +177,11 @@ export interface SourceHandle {
   actor(actor: SourceActor): void;
   /** Changes the snapshot of an actor it reported. */
   snapshot(sessionId: string, snapshot: unknown): void;
+  /**
+   * Adds an event sent to its actor `sessionId` to the log (a replay's recorded events), at
+   * `at` (default: now). Returns its number in the log, or undefined when it was dropped.
+   */
+  event(sessionId: string, event: { readonly type: string }, at?: number): number | undefined;
   /** Removes actors it reported. */
   forget(sessionIds: readonly string[]): void;
   /** Sends a message (JSON text) to every page. */

@@ -190,16 +190,31 @@ export class KeptStore {
     this.#attachSnapshot(id, message, snapshot, snapshotBytes);
   }
 
-  /** Adds an event (`@xstate.event`) to the log. */
-  putEvent(app: App, id: string, sessionId: string, message: Frame, drop: Drop) {
+  /**
+   * Adds an event (`@xstate.event`) to the log, at `at` (default: now; a replay gives the
+   * recorded time). Returns its number in the log, or undefined when it was dropped.
+   */
+  putEvent(
+    app: App,
+    id: string,
+    sessionId: string,
+    message: Frame,
+    drop: Drop,
+    at = this.#options.clock.now(),
+  ): number | undefined {
     const event = message.event as { type?: unknown } | undefined;
-    if (typeof event?.type !== 'string') return drop('event without a type');
-    if (event.type.length > MAX_NAME_LENGTH)
-      return drop(`event type longer than ${MAX_NAME_LENGTH} characters`);
+    if (typeof event?.type !== 'string') {
+      drop('event without a type');
+      return undefined;
+    }
+    if (event.type.length > MAX_NAME_LENGTH) {
+      drop(`event type longer than ${MAX_NAME_LENGTH} characters`);
+      return undefined;
+    }
     const seq = this.#nextSeq++;
     const json = JSON.stringify({
       seq,
-      at: this.#options.clock.now(),
+      at,
       app: app.id,
       sessionId,
       ...shortId('sourceId', message.sourceId),
@@ -208,7 +223,10 @@ export class KeptStore {
     });
     const bytes = Buffer.byteLength(json) + EVENT_OVERHEAD_BYTES;
     const full = this.#makeRoom(bytes);
-    if (full) return drop(`event ${describeValue(event.type)}: ${full}`);
+    if (full) {
+      drop(`event ${describeValue(event.type)}: ${full}`);
+      return undefined;
+    }
     const kept: KeptEvent = { seq, app, target: id, type: event.type, json, bytes };
     this.events.push(kept);
     this.#keep(bytes);
@@ -220,6 +238,7 @@ export class KeptStore {
       this.#awaitingSnapshot.set(id, waiting);
     }
     this.#options.broadcast(`{"type":"event","entry":${json}}`);
+    return seq;
   }
 
   /**

@@ -3,7 +3,7 @@
 // holding the server's memory.
 
 import type { RawData, WebSocket } from 'ws';
-import { guarded, rawText } from './guarded.js';
+import { listenGuarded, rawText } from './guarded.js';
 import { parseClientJson } from './json-guard.js';
 import type { Frame } from './kept-records.js';
 
@@ -50,13 +50,11 @@ export class Pages {
     const { pageBufferBytes, log } = this.#options;
     const page: Page = { id: this.#nextPage++, socket, allowance: pageBufferBytes };
     this.#pages.add(page);
-    socket.on('error', (error) =>
-      guarded(log, `page ${page.id}`, () => log(`page ${page.id} socket error: ${error.message}`)),
-    );
-    socket.on('message', (data) =>
-      guarded(log, `a frame from page ${page.id}`, () => this.#onFrame(page, data)),
-    );
-    socket.on('close', () => guarded(log, `page ${page.id} closing`, () => this.#drop(page)));
+    listenGuarded(socket, log, `page ${page.id}`, {
+      error: (error) => log(`page ${page.id} socket error: ${error.message}`),
+      message: (data) => this.#onFrame(page, data),
+      close: () => this.#drop(page),
+    });
     const { init, after } = this.#options.firstMessages();
     page.allowance = pageBufferBytes + Buffer.byteLength(init);
     socket.send(init);

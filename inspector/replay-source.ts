@@ -50,7 +50,8 @@ const SYSTEM_ID = 'rolebox';
  * Plays a recorded run in the inspector as a read-only app: the page steps through it
  * with `{"type":"replay","action":"seek","to":k}` or `{"type":"replay","action":"step","by":±1}`
  * (anything else is dropped with a logged reason), and every page gets
- * `{"type":"replay","position","total","event","divergence"}` after each move. At the
+ * `{"type":"replay","position","total","event","seqs","divergence"}` after each move (`seqs`:
+ * each recorded event's number in the page's event log, where they are all listed). At the
  * divergence the actors show the snapshot the current code produced, and the message
  * names the diverging actor with its expected (recorded) and actual active states.
  */
@@ -74,6 +75,8 @@ export function addReplaySource(
     actorsOfSnapshot(SYSTEM_ID, systemAt(k), definitions);
 
   let app = 0;
+  /** Each journal entry's number in the event log (null: dropped), for the page's rows. */
+  let seqs: (number | null)[] = [];
   const divergenceView = divergence && {
     step: divergence.index + 1,
     index: divergence.index,
@@ -97,7 +100,9 @@ export function addReplaySource(
               type: (journal[position - 1] as ReplayedEntry).event.type,
               target: (journal[position - 1] as ReplayedEntry).target,
               at: (journal[position - 1] as ReplayedEntry).at,
+              seq: seqs[position - 1] ?? null,
             },
+      seqs,
       divergence: divergenceView ?? null,
       atDivergence: atDivergence(position),
     });
@@ -127,6 +132,9 @@ export function addReplaySource(
     },
   });
   app = handle.app;
+  // The recorded events fill the page's event log (before any actor exists, so that no
+  // snapshot of a later seek is taken for "the snapshot after" them).
+  seqs = journal.map((entry) => handle.event(entry.target, entry.event, entry.at) ?? null);
 
   const seek = (to: number) => {
     position = Math.max(0, Math.min(total, to));

@@ -24,6 +24,8 @@ export function addSource(
       store.putActor(app, `${app.id}/${actor.sessionId}`, actor.sessionId, { ...actor }, drop),
     snapshot: (sessionId, snapshot) =>
       store.putSnapshot(`${app.id}/${sessionId}`, sessionId, { snapshot }, drop),
+    event: (sessionId, event, at) =>
+      store.putEvent(app, `${app.id}/${sessionId}`, sessionId, { event }, drop, at),
     forget: (sessionIds) => store.forget(app, sessionIds),
     broadcast,
   };

@@ -367,7 +367,7 @@ describe('rolebox replay', () => {
     await writeFile(join(dir, 'changed.run.json'), JSON.stringify(run));
     const result = await cli('replay', 'changed.run.json');
     expect(result.code).toBe(1);
-    expect(result.stderr).toMatch(/replay diverged at event \d+ \(system\.deliver/);
+    expect(result.stderr).toMatch(/replay diverged at event \d+ of \d+ \(system\.deliver/);
     expect(result.stderr).toContain('artifacts');
   });
 });

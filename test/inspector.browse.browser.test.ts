@@ -57,8 +57,11 @@ async function storeWithSessions(name: string): Promise<string> {
   return path;
 }
 
-async function openPage(url: string): Promise<{ page: Page; errors: string[] }> {
-  const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });
+async function openPage(
+  url: string,
+  viewport = { width: 1440, height: 900 },
+): Promise<{ page: Page; errors: string[] }> {
+  const page = await browser.newPage({ viewport });
   const errors: string[] = [];
   page.on('pageerror', (error) => errors.push(error.message));
   await page.goto(url);
@@ -223,8 +226,12 @@ describe('rolebox replay --inspect', () => {
     await writeFile(altered, JSON.stringify(run));
     cli = startCli(['replay', '--inspect', '--port', '0', altered], { cwd: dir });
     const url = (await cli.line(/^inspector: /)).slice('inspector: '.length);
-    expect(cli.stderr()).toContain('replay diverged at event 4 (system.deliver → rolebox)');
-    const { page, errors } = await openPage(url);
+    // The CLI and the page count events alike: the fifth of six, journal index 4.
+    expect(cli.stderr()).toContain(
+      'replay diverged at event 5 of 6 (system.deliver → rolebox; journal index 4)',
+    );
+    // At a laptop's size (the other replay tests use 1440×900).
+    const { page, errors } = await openPage(url, { width: 1280, height: 720 });
     await page.locator('#replay-to-divergence').click();
     await expect
       .poll(() => page.locator('#replay-position').textContent())
@@ -238,6 +245,10 @@ describe('rolebox replay --inspect', () => {
       'expected state: function.complete · actual state: function.active',
     );
     expect(await banner.textContent()).toMatch(/value: expected "complete", got "active"/);
+    // The difference from the diverging actor's snapshot on (the full path in its tooltip).
+    expect(await page.locator('#replay-divergence li').allTextContents()).toEqual([
+      'value: expected "complete", got "active"',
+    ]);
     // The diverging actor is selected, its actual state highlighted, the recorded one dashed.
     await page
       .locator('#chart .state-node.diverged-actual[data-state-key="active"][data-active="true"]')
@@ -245,8 +256,41 @@ describe('rolebox replay --inspect', () => {
     expect(
       await page.locator('#chart .state-node.diverged-expected[data-state-key="complete"]').count(),
     ).toBe(1);
+    // Nothing in the bar or the banner is wider than its box, and both lie in the chart panel.
+    const fits = await page.evaluate(`['#replay', '#replay-position', '#replay-divergence']
+      .map((id) => document.querySelector(id))
+      .every((element) => element.scrollWidth <= element.clientWidth &&
+        element.getBoundingClientRect().right <=
+          document.getElementById('chart-panel').getBoundingClientRect().right)`);
+    expect(fits).toBe(true);
+    // Outlined red, not green.
+    expect(
+      await page
+        .locator('#chart .state-node.diverged-actual > rect')
+        .evaluate((rect) => rect.ownerDocument.defaultView?.getComputedStyle(rect).stroke),
+    ).toBe('rgb(255, 107, 107)');
+    // The log lists the recorded events: the fifth marked viewed and red, the sixth dimmed.
+    const rows = page.locator('#log tbody tr.event-row');
+    expect(await rows.count()).toBe(6);
+    const marks = await rows.evaluateAll((list) =>
+      list.map((row) => `${row.cells[4]?.textContent} ${[...row.classList].sort().join(' ')}`),
+    );
+    expect(marks).toEqual([
+      'system.deliver event-row replay-ahead',
+      'system.deliver diverged event-row viewing',
+      'system.deliver event-row',
+      'system.deliver event-row',
+      'system.deliver event-row',
+      'system.open_session event-row',
+    ]);
     await page.screenshot({ path: join(OUTPUT, 'inspector-replay.png') });
     await publishScreenshot(join(OUTPUT, 'inspector-replay.png'), 'inspector-replay.png');
+    // A click on the first event's row replays up to it.
+    await rows.last().click();
+    await expect
+      .poll(() => page.locator('#replay-position').textContent())
+      .toBe('event 1 of 6 · system.open_session → rolebox');
+    await page.locator('#replay-to-divergence').click();
     // Stepping on hides the banner.
     await page.locator('#replay-step').click();
     await expect.poll(() => banner.isHidden()).toBe(true);
@@ -255,6 +299,35 @@ describe('rolebox replay --inspect', () => {
     cli.process.kill('SIGINT');
     expect(await cli.exited).toBe(1);
     cli = undefined;
+  });
+  it('names the difference when the diverging session is in the same state: its context field, the state outlined red', async () => {
+    const run = JSON.parse(await readFile(FIXTURE, 'utf8'));
+    // The recording claims another idle cycle count at event 5: same state, other context.
+    run.journal[4].after.children['session:approval'].snapshot.context.idleCycle = 99;
+    const altered = join(dir, 'context.run.json');
+    await writeFile(altered, JSON.stringify(run));
+    cli = startCli(['replay', '--inspect', '--port', '0', altered], { cwd: dir });
+    const url = (await cli.line(/^inspector: /)).slice('inspector: '.length);
+    expect(cli.stderr()).toContain('replay diverged at event 5 of 6');
+    const { page, errors } = await openPage(url);
+    await page.locator('#replay-to-divergence').click();
+    const banner = page.locator('#replay-divergence');
+    await banner.waitFor();
+    expect(await banner.textContent()).toContain(
+      'Diverged at event 5 (system.deliver → rolebox) in session:approval',
+    );
+    expect(await banner.textContent()).toContain(
+      'same state in both (session.idle); they differ in context.idleCycle:',
+    );
+    expect(await page.locator('#replay-divergence li').allTextContents()).toEqual([
+      'context.idleCycle: expected 99, got 1',
+    ]);
+    const idle = page.locator('#chart .state-node.diverged-actual[data-state-key="idle"] > rect');
+    await idle.waitFor();
+    expect(
+      await idle.evaluate((rect) => rect.ownerDocument.defaultView?.getComputedStyle(rect).stroke),
+    ).toBe('rgb(255, 107, 107)');
+    expect(errors).toEqual([]);
   });
 });
 

@@ -107,6 +107,11 @@ describe('the inspector page in a real browser, on a running demo', () => {
       /from the inspector → fn:approval:awaiting-approval \{"kind":"signal","type":"answer"\}/,
     );
     await demo.line(/approval: awaiting-approval complete/);
+    // The demo says what came from the page before what it caused.
+    const told = demo.stderr().indexOf('from the inspector → fn:approval:awaiting-approval');
+    const recorded = demo.stderr().indexOf('approval: signal answer recorded');
+    expect(told).toBeGreaterThanOrEqual(0);
+    expect(recorded).toBeGreaterThan(told);
 
     // The event log shows the signal that came from the page.
     await page.locator('#log tbody tr', { hasText: 'session.signal' }).first().waitFor();

@@ -83,7 +83,8 @@ describe('the inspector chart: follow, readable fit, zoom and pan', () => {
       const errors: string[] = [];
       page.on('pageerror', (error) => errors.push(error.message));
       await page.goto(url);
-      await page.locator('[data-actor^="loop:"]').first().waitFor();
+      // Attached, not visible: a loop that has finished sits in a folded "finished" group.
+      await page.locator('[data-actor^="loop:"]').first().waitFor({ state: 'attached' });
       const tag = `${width}x${height}`;
 
       // The loop: in view when selected, and again after it moves on.

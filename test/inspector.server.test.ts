@@ -325,6 +325,95 @@ describe('a rolebox streaming to the inspector ({ inspect: { url } })', () => {
     ]);
   });
 
+  it('tells the host of a page command before what it caused, and of a refused one with why', async () => {
+    const session = await rb.openSession({ id: 's1' });
+    session.activate('awaiting-approval');
+    const fn = idOf(await page.next(actorNamed('fn:s1:awaiting-approval')));
+    const told: string[] = [];
+    rb.on('*', (event) =>
+      told.push(
+        event.type === 'inspector_command'
+          ? `inspector_command ${JSON.stringify(event.command)}${event.refused ? ` refused: ${event.refused}` : ''}`
+          : event.type,
+      ),
+    );
+    // A handler of the command sees it done: the signal is recorded when it runs.
+    let recordedWhenTold: unknown;
+    rb.on('inspector_command', () => {
+      recordedWhenTold = session.view().functions[0]?.signals;
+    });
+    page.socket.send(
+      JSON.stringify({
+        type: 'command',
+        requestId: 'a',
+        actor: fn,
+        command: { kind: 'signal', type: 'need_approval' },
+      }),
+    );
+    expect(await page.next((message) => message.requestId === 'a')).toMatchObject({ ok: true });
+    expect(told[0]).toBe('inspector_command {"kind":"signal","type":"need_approval"}');
+    expect(told.slice(1)).toContain('signal');
+    expect(JSON.stringify(recordedWhenTold)).toContain('need_approval');
+
+    told.length = 0;
+    const before = session.view();
+    page.socket.send(
+      JSON.stringify({
+        type: 'command',
+        requestId: 'b',
+        actor: fn,
+        command: { kind: 'signal', type: 'shout' },
+      }),
+    );
+    expect(await page.next((message) => message.requestId === 'b')).toMatchObject({ ok: false });
+    expect(told).toEqual([
+      expect.stringMatching(
+        /^inspector_command \{"kind":"signal","type":"shout"\} refused: .*"shout"/,
+      ),
+    ]);
+    expect(session.view()).toEqual(before);
+  });
+
+  it('tells the host of a fork from the page once the new session is made', async () => {
+    const journaled = createRolebox({ inspect: { url: server.wsUrl }, journal: true });
+    await journaled.start();
+    try {
+      const session = await journaled.openSession({ id: 'j1' });
+      session.send({
+        type: 'session_started',
+        availableSkills: [{ name: 'write' }],
+        initialSkill: 'write',
+      });
+      const actor = idOf(await page.next(actorNamed('session:j1')));
+      const told: { event: unknown; forkOpen: boolean }[] = [];
+      journaled.on('inspector_command', (event) =>
+        told.push({ event, forkOpen: journaled.sessions().includes('j1-fork') }),
+      );
+      page.socket.send(
+        JSON.stringify({
+          type: 'command',
+          requestId: 'f',
+          actor,
+          command: { kind: 'fork', atEvent: 1, as: 'j1-fork' },
+        }),
+      );
+      expect(await page.next((message) => message.requestId === 'f')).toMatchObject({ ok: true });
+      expect(told).toEqual([
+        {
+          event: {
+            type: 'inspector_command',
+            sessionId: 'j1',
+            actor: 'session:j1',
+            command: { kind: 'fork', atEvent: 1, as: 'j1-fork' },
+          },
+          forkOpen: true,
+        },
+      ]);
+    } finally {
+      await journaled.stop();
+    }
+  });
+
   it('refuses a bad command with the RoleboxError message, changing nothing', async () => {
     const session = await rb.openSession({ id: 's1' });
     session.activate('awaiting-approval');

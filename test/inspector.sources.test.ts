@@ -104,6 +104,26 @@ describe('inspector sources (a store browsed, a run replayed)', () => {
     ]);
   });
 
+  it("lists a replayed run's recorded events in the log, at their recorded times, and names each one's log number in the position", async () => {
+    const { server } = await replayServer([]);
+    const run = JSON.parse(await readFile(FIXTURE, 'utf8')) as RecordedRun;
+    const events = server.events();
+    expect(events.map(({ type, sessionId, at }) => ({ type, sessionId, at }))).toEqual(
+      run.journal.map((entry) => ({
+        type: entry.event.type,
+        sessionId: entry.target,
+        at: entry.at,
+      })),
+    );
+    const page = await openPage(server);
+    const moved = page.next((m) => m.type === 'replay' && m.position === 2);
+    page.send({ type: 'replay', action: 'seek', to: 2 });
+    const seqs = events.map((event) => event.seq);
+    expect(await moved).toMatchObject({ seqs, event: { index: 1, seq: seqs[1] } });
+    // A seek adds no event: the log holds the recording, once.
+    expect(server.events()).toHaveLength(run.journal.length);
+  });
+
   it('drops a replay frame when no run is replayed', async () => {
     const logs: string[] = [];
     server = await startInspectorServer({ port: 0, log: (message) => logs.push(message) });

@@ -80,7 +80,7 @@ describe('a replay on changed code', () => {
       `children.session:loop.snapshot.children.loop.snapshot.context.lastSummary: expected "B is cheapest.", got "B is cheapest"`,
     );
     expect(formatReplayReport(report)).toContain(
-      `replay diverged at event ${firstCollect} (loop.result_collected → ${loopId}), in actor ${loopId}:`,
+      `replay diverged at event ${firstCollect + 1} of ${run.journal.length} (loop.result_collected → ${loopId}; journal index ${firstCollect}), in actor ${loopId}:`,
     );
   });
 

@@ -20,12 +20,18 @@ let boxes = new Map();
 let extent = { width: 0, height: 0 };
 /** The actor whose chart is drawn (or being laid out). */
 let chartFor = null;
+/**
+ * What the last `fit` showed ('readable' or 'whole'), or null once the user zoomed or panned
+ * by hand; follow's moves keep it. `fit` after a readable fit shows the whole chart.
+ */
+let fitKind = null;
 
 /** Draws the actor's chart if it is not the one shown; else updates its highlight. */
 export function showChart(actor) {
   if (chartFor !== actor.id) {
     chartFor = actor.id;
     previousActive = null;
+    fitKind = null;
     void drawChart(actor);
   } else highlight(actor);
 }
@@ -99,10 +105,25 @@ function highlight(actor) {
 
 /** A label's width in px as the page's font draws it (so no state name is clipped). */
 const measureCanvas = document.createElement('canvas').getContext('2d');
-function textWidth(text, px) {
-  measureCanvas.font = `${px}px ${getComputedStyle(document.body).fontFamily}`;
+function textWidth(text, px, weight = 400) {
+  measureCanvas.font = `${weight} ${px}px ${getComputedStyle(document.body).fontFamily}`;
   return Math.ceil(measureCanvas.measureText(text).width);
 }
+/** The height of one line of an edge's label (drawn at 11 px). */
+const EDGE_LINE_PX = 13;
+
+/**
+ * An edge's label as drawn: the event, and its guard on a second line. Half as wide as on
+ * one line, which keeps the layers of a chart close enough to fit a laptop's screen.
+ */
+function labelLines(edge) {
+  const label = edgeLabel(edge);
+  const guard = label.indexOf(' [');
+  return guard < 0 ? [label] : [label.slice(0, guard), label.slice(guard + 1)];
+}
+
+/** Room around a state's label: 10 px before it (where it is drawn), at least as much after. */
+const LABEL_PAD = 24;
 
 async function drawChart(actor) {
   const container = $('chart');
@@ -112,15 +133,21 @@ async function drawChart(actor) {
   }
   const toElk = (node) => {
     const label = node.key || node.id;
+    // An active leaf's label is drawn bold (app.css): its box is sized for that, so the
+    // bold text never reaches the border.
     if (node.children.length === 0)
-      return { id: node.id, width: Math.max(90, textWidth(label, LABEL_PX) + 24), height: 34 };
+      return {
+        id: node.id,
+        width: Math.max(90, textWidth(label, LABEL_PX, 700) + LABEL_PAD),
+        height: 34,
+      };
     return {
       id: node.id,
       layoutOptions: {
         'elk.padding': '[top=30,left=14,bottom=14,right=14]',
         // A compound's own label sits in its top band: keep the box at least that wide.
         'elk.nodeSize.constraints': 'MINIMUM_SIZE',
-        'elk.nodeSize.minimum': `(${textWidth(label, LABEL_PX) + 28}, 40)`,
+        'elk.nodeSize.minimum': `(${textWidth(label, LABEL_PX) + LABEL_PAD + 4}, 40)`,
       },
       children: node.children.map(toElk),
     };
@@ -132,7 +159,7 @@ async function drawChart(actor) {
       'elk.direction': 'RIGHT',
       'elk.hierarchyHandling': 'INCLUDE_CHILDREN',
       'elk.spacing.nodeNode': '28',
-      'elk.layered.spacing.nodeNodeBetweenLayers': '56',
+      'elk.layered.spacing.nodeNodeBetweenLayers': '40',
       'elk.edgeLabels.placement': 'CENTER',
     },
     children: [toElk(actor.chart.root)],
@@ -140,7 +167,13 @@ async function drawChart(actor) {
       id: edge.id,
       sources: [edge.source],
       targets: [edge.target],
-      labels: [{ text: edgeLabel(edge), width: textWidth(edgeLabel(edge), 11) + 4, height: 14 }],
+      labels: [
+        {
+          text: edgeLabel(edge),
+          width: Math.max(...labelLines(edge).map((line) => textWidth(line, 11))) + 4,
+          height: EDGE_LINE_PX * labelLines(edge).length,
+        },
+      ],
     })),
   };
   // ELK is the global that /vendor/elk.bundled.js defines.
@@ -208,11 +241,18 @@ async function drawChart(actor) {
       );
       group.append(path);
     }
+    const chartEdge = edgesById.get(edge.id);
     for (const label of edge.labels ?? []) {
       const text = document.createElementNS(SVG, 'text');
       text.setAttribute('x', String(label.x + at.x));
       text.setAttribute('y', String(label.y + at.y + 10));
-      text.textContent = label.text;
+      for (const [index, line] of (chartEdge ? labelLines(chartEdge) : [label.text]).entries()) {
+        const span = document.createElementNS(SVG, 'tspan');
+        span.setAttribute('x', String(label.x + at.x));
+        if (index > 0) span.setAttribute('dy', String(EDGE_LINE_PX));
+        span.textContent = line;
+        text.append(span);
+      }
       group.append(text);
     }
     stage.append(group);
@@ -269,20 +309,23 @@ function centreOn(box, scale) {
 }
 
 /**
- * Fits the whole chart when its labels stay ≥ 10 px on screen; else the active region (the
- * active states' parent compound) at the smallest scale that keeps them readable.
+ * `fit`: the whole chart when its labels stay ≥ 10 px on screen; else first the active region
+ * (the active states' parent compound) at the smallest scale that keeps them readable, and,
+ * pressed again, the whole chart however small (so `fit` always does something).
  */
 function fitView() {
   const { width, height } = panelSize();
   if (!width || !height || !extent.width) return;
+  const kind = fitKind === 'readable' ? 'whole' : 'readable';
   const margin = 16;
   const whole = Math.min(
     (width - margin) / extent.width,
     (height - margin) / extent.height,
     MAX_FIT_SCALE,
   );
-  if (whole >= MIN_SCALE) {
+  if (whole >= MIN_SCALE || kind === 'whole') {
     centreOn({ x1: 0, y1: 0, x2: extent.width, y2: extent.height }, whole);
+    applyView();
   } else {
     const leaves = activeLeaves();
     const parents = leaves.map((id) => boxes.get(id)?.parentId).filter(Boolean);
@@ -301,9 +344,10 @@ function fitView() {
       ),
     );
     centreOn(region, scale);
+    applyView();
+    if (view.follow) followActive();
   }
-  applyView();
-  if (view.follow) followActive();
+  fitKind = kind;
 }
 
 /** Moves the view (keeping its scale) so that the active leaves lie inside the panel. */
@@ -316,6 +360,9 @@ function followActive() {
   const right = view.x + box.x2 * view.scale;
   const top = view.y + box.y1 * view.scale;
   const bottom = view.y + box.y2 * view.scale;
+  // The whole chart is shown (a second `fit`): the active states are in it, leave it whole.
+  if (fitKind === 'whole' && left >= 0 && right <= width && top >= 0 && bottom <= height)
+    return applyView();
   if (right - left > width - 2 * pad || bottom - top > height - 2 * pad) {
     // Too big at this scale (parallel leaves far apart): zoom out as far as readable.
     const scale = Math.max(
@@ -338,6 +385,7 @@ function followActive() {
 
 /** Zooms by `factor` about the screen point (px, py) of the panel; a manual move. */
 function zoomAbout(factor, px, py) {
+  fitKind = null;
   const scale = Math.min(4, Math.max(0.1, view.scale * factor));
   view.x = px - ((px - view.x) * scale) / view.scale;
   view.y = py - ((py - view.y) * scale) / view.scale;
@@ -352,6 +400,7 @@ function zoomCentre(factor) {
 }
 
 function panBy(dx, dy) {
+  fitKind = null;
   view.x += dx;
   view.y += dy;
   view.follow = false;
@@ -359,6 +408,7 @@ function panBy(dx, dy) {
 }
 
 function actualSize() {
+  fitKind = null;
   const { width, height } = panelSize();
   const leaves = unionBox(activeLeaves());
   const cx = leaves ? (leaves.x1 + leaves.x2) / 2 : extent.width / 2;

@@ -47,6 +47,22 @@ export function onServerMessage(listener) {
   listeners.push(listener);
 }
 
+/** Events the page keeps per app (time travel finds an event's snapshot among them). */
+const EVENTS_PER_APP = LOG_LIMIT * 4;
+
+/** Keeps an event; its app's oldest goes when the app has more than EVENTS_PER_APP. */
+function keepEvent(entry) {
+  const { events } = state;
+  events.push(entry);
+  let count = 0;
+  for (const event of events) if (event.app === entry.app) count++;
+  if (count <= EVENTS_PER_APP) return;
+  events.splice(
+    events.findIndex((event) => event.app === entry.app),
+    1,
+  );
+}
+
 function receive(message) {
   for (const listener of listeners) listener(message);
   const { actors, apps, events } = state;
@@ -64,10 +80,14 @@ function receive(message) {
       queueRender();
       renderLog();
       break;
-    case 'app':
+    case 'app': {
+      const known = apps.has(message.app.id);
       apps.set(message.app.id, message.app);
+      // A second app: every row now says whose it is (log.js), the earlier ones too.
+      if (!known && apps.size === 2) renderLog();
       queueRender();
       break;
+    }
     case 'actor':
       actors.set(message.actor.id, message.actor);
       queueRender();
@@ -84,8 +104,7 @@ function receive(message) {
       break;
     }
     case 'event':
-      events.push(message.entry);
-      if (events.length > LOG_LIMIT * 4) events.splice(0, events.length - LOG_LIMIT * 4);
+      keepEvent(message.entry);
       appendLogRow(message.entry);
       break;
     case 'event_snapshot':

@@ -1,14 +1,24 @@
 // Commands to rolebox actors: signal buttons, a user message, a runtime event.
-import { $, isGone, state } from './state.js';
+import { $, describeValue, isFinished, isGone, state } from './state.js';
 
 let requestSeq = 0;
 
+/** The controls for the selected actor: none for a finished one (it would refuse them all). */
 export function renderControls(actor) {
   const name = actor.name ?? '';
   // Only a rolebox app takes commands, and only while it is connected.
   const rolebox = /^(session|fn|loop):/.test(name) && state.apps.get(actor.app)?.rolebox === true;
   $('controls').hidden = !rolebox || isGone(actor);
   if ($('controls').hidden) return;
+  const finished = isFinished(actor);
+  $('command-inputs').hidden = finished;
+  $('controls-note').hidden = !finished;
+  if (finished) {
+    const state = describeValue(actor.snapshot?.value);
+    $('controls-note').textContent =
+      `${name} has finished${state ? ` (${state})` : ''}: it takes no commands`;
+    return;
+  }
   const buttons = $('signal-buttons');
   if (buttons.dataset.for === actor.id) return;
   buttons.dataset.for = actor.id;
@@ -40,7 +50,15 @@ export function send(actor, command) {
 
 $('send-message').addEventListener('click', () => {
   const actor = state.actors.get(state.selected);
-  if (actor) send(actor.id, { kind: 'message', text: $('message-text').value });
+  if (!actor) return;
+  const text = $('message-text').value;
+  // An empty message would reach the agent as a turn with nothing said: refused here.
+  if (text.trim() === '') {
+    $('command-status').className = 'error';
+    $('command-status').textContent = 'type a message first: an empty one is not sent';
+    return;
+  }
+  send(actor.id, { kind: 'message', text });
 });
 
 $('send-runtime').addEventListener('click', () => {

@@ -64,8 +64,14 @@ function logRow(entry) {
   row.dataset.actor = within.toLowerCase();
   row.dataset.session = sessionOf(entry.app, entry.sessionId).toLowerCase();
   row.dataset.text = `${route} ${entry.type}`.toLowerCase();
+  row.dataset.app = String(entry.app);
   row.title = 'show the snapshot after this event';
-  row.addEventListener('click', () => travelTo(entry));
+  row.addEventListener('click', () => {
+    // A replayed run's event: replay.js moves the replay there (it holds the steps).
+    if (state.apps.get(entry.app)?.source === 'replay')
+      document.dispatchEvent(new CustomEvent('replay-row', { detail: entry.seq }));
+    else travelTo(entry);
+  });
   decorate(row, entry);
   return row;
 }
@@ -104,6 +110,8 @@ function togglePayload(row, entry) {
   td.append(pre);
   detail.append(td);
   row.after(detail);
+  // Opened on the last rows, it would be below the visible part of the log.
+  detail.scrollIntoView({ block: 'nearest' });
 }
 
 function matchesFilter(row) {
@@ -134,6 +142,10 @@ function isShardRouting(entry) {
 
 const following = () => $('log-follow').checked;
 
+/**
+ * Shows an event as a row. Each app keeps its newest LOG_LIMIT rows: a second app's burst
+ * does not push the first one's history out of the log.
+ */
 export function appendLogRow(entry) {
   if (isShardRouting(entry)) return;
   const body = $('log').tBodies[0];
@@ -141,7 +153,7 @@ export function appendLogRow(entry) {
   row.hidden = !matchesFilter(row);
   if (following()) body.append(row);
   else body.prepend(row);
-  const rows = body.querySelectorAll('tr.event-row');
+  const rows = body.querySelectorAll(`tr.event-row[data-app="${Number(entry.app)}"]`);
   if (rows.length > LOG_LIMIT) {
     const oldest = following() ? rows[0] : rows[rows.length - 1];
     if (oldest.nextElementSibling?.classList.contains('payload-row'))
@@ -151,10 +163,19 @@ export function appendLogRow(entry) {
   if (following()) $('log-panel').scrollTop = $('log-panel').scrollHeight;
 }
 
+/** Draws the log again: each app's newest LOG_LIMIT events, shard routing left out first. */
 export function renderLog() {
   const body = $('log').tBodies[0];
   body.replaceChildren();
-  for (const entry of state.events.slice(-LOG_LIMIT)) appendLogRow(entry);
+  const perApp = new Map();
+  const shown = [];
+  for (let at = state.events.length - 1; at >= 0; at--) {
+    const entry = state.events[at];
+    if (isShardRouting(entry) || (perApp.get(entry.app) ?? 0) >= LOG_LIMIT) continue;
+    perApp.set(entry.app, (perApp.get(entry.app) ?? 0) + 1);
+    shown.push(entry);
+  }
+  for (const entry of shown.reverse()) appendLogRow(entry);
 }
 
 /** A server message that completed an entry: its snapshot after (`event_snapshot`) or its mark. */

@@ -43,6 +43,9 @@ export function renderPipeline() {
   const view = $('pipeline-view');
   const entry = state.traces.find((candidate) => keyOf(candidate) === shownKey);
   view.hidden = !entry;
+  // The first view's hint (still there while no actor is chosen) gives way to the graph.
+  const hint = $('chart-hint');
+  if (hint) hint.hidden = !!entry;
   if (!entry) {
     drawnKey = null;
     return;
@@ -86,7 +89,8 @@ function renderRunList() {
   if (hidden > 0) {
     const item = document.createElement('li');
     item.className = 'muted';
-    item.textContent = `${hidden} run(s) no handler took part in`;
+    item.dataset.unlisted = String(hidden);
+    item.textContent = `and ${hidden} run(s) not listed: no signal or action took part in them`;
     items.push(item);
   }
   list.replaceChildren(...items);
@@ -187,11 +191,12 @@ async function drawRun(entry) {
       'elk.algorithm': 'layered',
       'elk.direction': 'RIGHT',
       'elk.spacing.nodeNode': '20',
-      'elk.layered.spacing.nodeNodeBetweenLayers': '40',
+      // Tight enough that a four-node chain fits a 1280 px wide window at ≥ 10 px text.
+      'elk.layered.spacing.nodeNodeBetweenLayers': '30',
     },
     children: nodes.map((node) => ({
       id: node.id,
-      width: Math.max(textWidth(node.type), textWidth(detailOf(node))) + 24,
+      width: Math.max(textWidth(node.type), textWidth(detailOf(node))) + 22,
       height: NODE_HEIGHT,
     })),
     edges: edges.map((edge, index) => ({
@@ -243,12 +248,12 @@ async function drawRun(entry) {
     rect.setAttribute('height', String(placed.height));
     const title = document.createElementNS(SVG, 'text');
     title.classList.add('type');
-    title.setAttribute('x', String(x + 12));
+    title.setAttribute('x', String(x + 11));
     title.setAttribute('y', String(y + 18));
     title.textContent = node.type;
     const detail = document.createElementNS(SVG, 'text');
     detail.classList.add('detail');
-    detail.setAttribute('x', String(x + 12));
+    detail.setAttribute('x', String(x + 11));
     detail.setAttribute('y', String(y + 35));
     detail.textContent = detailOf(node);
     const tip = document.createElementNS(SVG, 'title');

@@ -51,18 +51,7 @@ onServerMessage((message) => {
   const banner = $('replay-divergence');
   banner.hidden = !message.atDivergence;
   if (message.atDivergence) {
-    banner.replaceChildren();
-    const title = document.createElement('strong');
-    title.textContent = `Diverged at event ${divergence.step} (${divergence.event} → ${divergence.target}) in ${divergence.actor}`;
-    const states = document.createElement('div');
-    states.textContent = `expected state: ${divergence.expected.at(-1) ?? '(same)'} · actual state: ${divergence.actual.at(-1) ?? '(same)'}`;
-    const list = document.createElement('ul');
-    for (const line of divergence.diff) {
-      const item = document.createElement('li');
-      item.textContent = line;
-      list.append(item);
-    }
-    banner.append(title, states, list);
+    banner.replaceChildren(...divergenceBanner(divergence));
     // The diverging actor is what there is to look at.
     if (state.actors.has(replayedId(divergence.actor))) select(replayedId(divergence.actor));
   } else if (!state.actors.has(state.selected)) {
@@ -71,7 +60,69 @@ onServerMessage((message) => {
     if (state.actors.has(target)) select(target);
   }
   if (position >= total) pause();
+  markReplayRows();
   queueRender();
+});
+
+/**
+ * A difference line as `replay()` wrote it, from the innermost snapshot on (the diverging
+ * actor's): `children.session:a.snapshot.children.fn:f.snapshot.value: …` → `value: …`.
+ */
+function ownPath(line) {
+  const own = '.snapshot.';
+  const at = line.lastIndexOf(own, line.indexOf(': '));
+  return at < 0 ? line : line.slice(at + own.length);
+}
+
+/**
+ * The divergence as the banner says it: where (the event, as "event k" the way the CLI
+ * and the position count), the recorded and the replayed state, and what differs.
+ */
+function divergenceBanner(divergence) {
+  const title = document.createElement('strong');
+  title.textContent = `Diverged at event ${divergence.step} (${divergence.event} → ${divergence.target}) in ${divergence.actor}`;
+  const states = document.createElement('div');
+  const expected = divergence.expected.at(-1);
+  const actual = divergence.actual.at(-1);
+  const paths = divergence.diff.map((line) => ownPath(line).split(': ')[0]);
+  states.textContent =
+    expected === actual
+      ? `same state in both (${expected ?? 'none'}); they differ in ${paths.join(', ') || 'nothing listed'}:`
+      : `expected state: ${expected ?? '(none)'} · actual state: ${actual ?? '(none)'}`;
+  const list = document.createElement('ul');
+  for (const line of divergence.diff) {
+    const item = document.createElement('li');
+    item.textContent = ownPath(line);
+    item.title = line;
+    list.append(item);
+  }
+  return [title, states, list];
+}
+
+/**
+ * The event log's rows of the replayed run: the one at the position marked as viewed, those
+ * after it dimmed (not replayed yet), the diverging one in red.
+ */
+function markReplayRows() {
+  if (!replay?.seqs) return;
+  const indexOf = new Map(replay.seqs.map((seq, index) => [seq, index]));
+  for (const row of $('log').tBodies[0].querySelectorAll('tr.event-row')) {
+    const index = indexOf.get(Number(row.dataset.seq));
+    if (index === undefined || row.dataset.app !== String(replay.app)) continue;
+    row.classList.toggle('viewing', index === replay.position - 1);
+    row.classList.toggle('replay-ahead', index >= replay.position);
+    row.classList.toggle('diverged', index === replay.divergence?.index);
+    row.title = 'replay up to this event';
+  }
+}
+onRender(markReplayRows);
+
+// A click on a replayed event's row (log.js) replays up to it.
+document.addEventListener('replay-row', (event) => {
+  const index = replay?.seqs?.indexOf(event.detail) ?? -1;
+  if (index < 0) return;
+  pause();
+  sendReplay({ action: 'seek', to: index + 1 });
 });
 
 /** Marks the diverging actor's actual (and recorded) states on its chart, when shown. */

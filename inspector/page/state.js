@@ -41,11 +41,27 @@ export function describeValue(value) {
     .join(', ');
 }
 
+/**
+ * Text as nodes that may break after `:`, `.`, `_` and `-` (a `<wbr>` there), so that a
+ * long name wraps at a part of it in a narrow panel; its textContent is the text unchanged.
+ */
+export function breakable(text) {
+  const fragment = document.createDocumentFragment();
+  for (const part of String(text).split(/(?<=[:._-])/)) {
+    if (fragment.childNodes.length > 0) fragment.append(document.createElement('wbr'));
+    fragment.append(part);
+  }
+  return fragment;
+}
+
 /** The server's id of an actor's parent (parents are in the same app). */
 export const parentKey = (actor) => (actor.parentId ? `${actor.app}/${actor.parentId}` : undefined);
 
 /** An actor's app has disconnected: it is shown greyed, and takes no commands. */
 export const isGone = (actor) => state.apps.get(actor.app)?.connected === false;
+
+/** An actor that has stopped (its machine reached a final state, was stopped, or failed). */
+export const isFinished = (actor) => ['done', 'stopped', 'error'].includes(actor?.snapshot?.status);
 
 /** A shard (`shard:<k>`) only holds sessions by a hash of their id: bookkeeping, not shown. */
 export const isShard = (actor) => typeof actor.name === 'string' && /^shard:\d+$/.test(actor.name);

@@ -2,10 +2,20 @@
 // each session's functions and loop under it), shards left out. A rolebox's invoked helper
 // actors (a loop round's prepare, dispatch, timers…) are hidden unless "show helpers" is on;
 // finished actors fold into an "n finished" group; a disconnected app says when it left.
-import { $, describeValue, isGone, isShard, parentKey, queueRender, state } from './state.js';
+import {
+  $,
+  breakable,
+  describeValue,
+  isFinished,
+  isGone,
+  isShard,
+  parentKey,
+  queueRender,
+  state,
+} from './state.js';
 
-/** Actors whose own names a rolebox gives them; the rest are what they invoke. */
-const ROLEBOX_ACTOR = /^(rolebox$|session:|fn:|loop:)/;
+/** Actors whose own names a rolebox gives them (a session's artifact store among them); the rest are what they invoke. */
+const ROLEBOX_ACTOR = /^(rolebox$|session:|fn:|loop:|artifacts:)/;
 /** Parents whose "n finished" group the user opened (kept across renders). */
 const openFinished = new Set();
 
@@ -28,8 +38,6 @@ export function select(id) {
   $('command-status').textContent = '';
   queueRender();
 }
-
-const isFinished = (actor) => ['done', 'stopped', 'error'].includes(actor.snapshot?.status);
 
 /** A rolebox's helper actor: hidden unless asked for. */
 function isHelper(actor) {
@@ -65,21 +73,29 @@ export function renderTree() {
     label.dataset.id = actor.id;
     label.dataset.app = String(actor.app);
     label.dataset.sessionId = actor.sessionId;
-    label.textContent = actor.name;
+    label.append(breakable(actor.name));
     const stateText = document.createElement('span');
     stateText.className = 'state';
-    stateText.textContent = describeValue(actor.snapshot?.value) || actor.snapshot?.status || '';
+    stateText.append(
+      breakable(describeValue(actor.snapshot?.value) || actor.snapshot?.status || ''),
+    );
     label.append(stateText);
     label.addEventListener('click', () => select(actor.id));
     item.append(label);
     const kids = children.get(actor.id);
-    if (kids) item.append(buildList(actor.id, kids));
+    if (kids) item.append(buildList(actor.id, kids, !isFinished(actor) && !isGone(actor)));
     return item;
   };
-  const buildList = (parentId, kids) => {
+  /**
+   * Finished actors fold into an "n finished" group beside live ones. Under a parent that
+   * finished (or an app that left), or where none is live, folding would hide everything
+   * there is to see (an app that ran and stopped): they are listed as they are.
+   */
+  const buildList = (parentId, kids, parentLive) => {
     const list = document.createElement('ul');
-    const finished = kids.filter(isFinished);
-    for (const kid of kids) if (!isFinished(kid)) list.append(build(kid));
+    const fold = parentLive && kids.some((kid) => !isFinished(kid));
+    const finished = fold ? kids.filter(isFinished) : [];
+    for (const kid of kids) if (!fold || !isFinished(kid)) list.append(build(kid));
     if (finished.length > 0) {
       const item = document.createElement('li');
       item.className = 'finished-group';
@@ -107,7 +123,7 @@ export function renderTree() {
   // One live app: its actors as they are. Several, or one that left: a heading for each.
   const anyGone = appIds.some((appId) => apps.get(appId)?.connected === false);
   if (appIds.length <= 1 && !anyGone) {
-    tree.replaceChildren(...buildList(null, roots).children);
+    tree.replaceChildren(...buildList(null, roots, true).children);
     return;
   }
   tree.replaceChildren(
@@ -124,6 +140,7 @@ export function renderTree() {
         buildList(
           `app:${appId}`,
           roots.filter((actor) => actor.app === appId),
+          app?.connected !== false,
         ),
       );
       return item;

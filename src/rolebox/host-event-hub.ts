@@ -30,8 +30,60 @@ export class HostEventHub {
     return () => set.delete(handler as (event: HostEvent) => void);
   }
 
+  /** While {@link HostEventHub.announcing} runs its work: what it caused, delivered after. */
+  #held: HostEvent[] | undefined;
+
+  /**
+   * Delivers an announcement before what `work` causes: the events delivered while it runs
+   * are held and follow it (a command from the inspector is told before its effects, and a
+   * handler of the announcement sees the command done). `announce` gets the error `work`
+   * threw, if it did; that error then goes on. Returns what `work` returns.
+   */
+  announcing<T>(announce: (refusal: Error | undefined) => HostEvent, work: () => T): T {
+    const outer = this.#held;
+    const held: HostEvent[] = [];
+    this.#held = held;
+    let refusal: Error | undefined;
+    try {
+      return work();
+    } catch (error) {
+      refusal = toError(error);
+      throw error;
+    } finally {
+      this.#held = outer;
+      if (outer) outer.push(announce(refusal), ...held);
+      else this.#deliverInTurn([announce(refusal), ...held]);
+    }
+  }
+
+  /**
+   * Delivers `events`; what their handlers cause (a handler that sends a command) follows
+   * them rather than cutting in, batch after batch.
+   */
+  #deliverInTurn(events: HostEvent[]): void {
+    let batch = events;
+    while (batch.length > 0) {
+      const caused: HostEvent[] = [];
+      this.#held = caused;
+      try {
+        this.#deliverNow(batch);
+      } finally {
+        this.#held = undefined;
+      }
+      batch = caused;
+    }
+  }
+
   /** Calls every handler of each event's type, then the `'*'` ones, in order. */
   deliver(events: readonly HostEvent[]): void {
+    if (this.#held) {
+      this.#held.push(...events);
+      return;
+    }
+    this.#deliverNow(events);
+  }
+
+  #deliverNow(events: readonly HostEvent[]): void {
     const failures: unknown[] = [];
     for (const event of events) {
       for (const handler of [

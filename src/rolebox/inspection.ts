@@ -57,7 +57,8 @@ export function startInspection(
 
 /**
  * The session an inspector command is for, from the actor it was clicked on.
- * Throws: `unknown_session` naming the actor when it belongs to no open session.
+ * Throws: `unknown_session` naming the actor when it is not running in an open session (it
+ * finished, e.g. a loop that ended, or its session is closed).
  */
 export function sessionOfInspectedActor(
   actor: string,
@@ -67,7 +68,7 @@ export function sessionOfInspectedActor(
   if (sessionId === undefined)
     throw new RoleboxError(
       'unknown_session',
-      `actor ${describeValue(actor)} belongs to no open session`,
+      `actor ${describeValue(actor)} is not running: it finished, or its session is not open`,
       { actor },
     );
   return sessionId;

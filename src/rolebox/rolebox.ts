@@ -667,19 +667,39 @@ export class Rolebox {
    * (a bad one throws and the page shows why).
    */
   #inspectorCommand(actor: string, command: InspectorCommand): unknown {
+    const told = (sessionId: string, refusal?: Error): HostEvent => ({
+      type: 'inspector_command',
+      sessionId,
+      actor,
+      command,
+      ...(refusal ? { refused: refusal.message } : {}),
+    });
     if ((command as { kind?: unknown } | null)?.kind === 'fork') {
       // A session's past can be forked after it closed: its actor names it.
       const sessionId = actor.startsWith('session:')
         ? actor.slice('session:'.length)
         : sessionOfInspectedActor(actor, (systemId) => this.#access.sessionOf(systemId));
       const { kind: _fork, ...options } = command as InspectorForkCommand;
-      return this.fork(sessionId, options);
+      // Told once the fork is made (or refused): the new session is what it caused.
+      return this.fork(sessionId, options).then(
+        (fork) => {
+          this.#hub.deliver([told(sessionId)]);
+          return fork;
+        },
+        (error: unknown) => {
+          this.#hub.deliver([told(sessionId, toError(error))]);
+          throw error;
+        },
+      );
     }
     const sessionId = sessionOfInspectedActor(actor, (systemId) =>
       this.#access.sessionOf(systemId),
     );
-    applyRemoteCommand(this.session(sessionId), command);
-    this.#hub.deliver([{ type: 'inspector_command', sessionId, actor, command: command as never }]);
+    // Told first, then what it caused (a host handler of it sees the command done).
+    this.#hub.announcing(
+      (refusal) => told(sessionId, refusal),
+      () => applyRemoteCommand(this.session(sessionId), command),
+    );
   }
 
   /** Each session's count of journal entries so far, for the inspector's "fork here" marks. */

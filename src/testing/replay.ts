@@ -182,12 +182,15 @@ function childrenOf(actor: AnyActorRef): Record<string, AnyActorRef> {
   return (actor.getSnapshot() as { children?: Record<string, AnyActorRef> }).children ?? {};
 }
 
-/** A replay report as text, for the terminal. */
+/**
+ * A replay report as text, for the terminal. Events are counted from 1 there, as
+ * `rolebox replay --inspect` shows them ("event 5 of 6"); the journal index is 4.
+ */
 export function formatReplayReport(report: ReplayReport): string {
   if (report.ok) return `replay ok: ${report.total} event(s), every snapshot matched`;
   const divergence = report.divergence as Divergence;
   return [
-    `replay diverged at event ${divergence.index} (${divergence.event} → ${divergence.target}), in actor ${divergence.actor}:`,
+    `replay diverged at event ${divergence.index + 1} of ${report.total} (${divergence.event} → ${divergence.target}; journal index ${divergence.index}), in actor ${divergence.actor}:`,
     ...divergence.diff.map((line) => `  ${line}`),
   ].join('\n');
 }

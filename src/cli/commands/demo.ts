@@ -78,7 +78,9 @@ export function describeDemoEvent(event: HostEvent): string | undefined {
     case 'artifact_written':
       return `${event.sessionId}: artifact ${event.name} written (${event.artifactId})`;
     case 'inspector_command':
-      return `${event.sessionId}: from the inspector → ${event.actor} ${JSON.stringify(event.command)}`;
+      return `${event.sessionId}: from the inspector → ${event.actor} ${JSON.stringify(event.command)}${
+        event.refused === undefined ? '' : ` refused: ${event.refused}`
+      }`;
     case 'error':
       return `error: ${event.error.message}`;
     default:
@@ -194,7 +196,11 @@ export async function runDemoCommand(options: DemoOptions, output: Output): Prom
     // The demo plays the agent of the approval session: when a human sends it a signal
     // from the inspector, its turn ends (idle), so `answer` completes the function.
     demo.on('inspector_command', (event) => {
-      if (event.sessionId === DEMO_SESSIONS.approval && event.command.kind === 'signal')
+      if (
+        event.sessionId === DEMO_SESSIONS.approval &&
+        event.command.kind === 'signal' &&
+        event.refused === undefined
+      )
         demo.session(event.sessionId).idle();
     });
     await demo.start();
