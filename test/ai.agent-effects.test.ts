@@ -168,6 +168,7 @@ describe('invoke_main_agent: the main agent decides through its decide tool', ()
     ])
       expect(text).toContain(expected);
     expect(call.tools?.map((tool) => tool.name).sort()).toEqual(['decide', 'signal']);
+    expect(call.headers).toMatchObject({ 'idempotency-key': 'S1:e1' });
   });
 
   it('the signal tool reaches the session, and the decision follows', async () => {

@@ -96,7 +96,8 @@ const DEFAULT_MAX_STEPS = 6;
  *   with `ask_user` (`worker_started` and `worker_needs_input`); `resume_worker` runs it again
  *   with the user's answer (`worker_completed` or `worker_needs_input`).
  * Both kinds of agent also have the `signal` tool. Model calls get `ctx.signal`, so a
- * cancelled effect stops its model call (the handler rejects with the abort reason).
+ * cancelled effect stops its model call (the handler rejects with the abort reason), and
+ * the effect id as their `Idempotency-Key` header.
  *
  * Handlers are idempotent by the effect's key only as far as the model is: a crash while a
  * handler runs makes the runtime call it again, and the model again (a worker's draft is
@@ -240,6 +241,9 @@ async function runAgent(
     tools: all,
     stopWhen: [() => done(), stepCountIs(spec.maxSteps ?? DEFAULT_MAX_STEPS)],
     abortSignal: ctx.signal,
+    // The effect id, on every call for the effect: a provider (or proxy) that honours
+    // idempotency keys answers a retried call from its record instead of a second run.
+    headers: { 'Idempotency-Key': ctx.idempotencyKey },
   });
   // An abort that came after the model's last answer still cancels: the effect is gone.
   ctx.signal.throwIfAborted();
