@@ -33,7 +33,7 @@ import {
   type MainAgentDecision,
   type ResumeContext,
   type RuntimeEvent,
-  type SessionEffect,
+  type SessionEffectBody,
   type TimedRuntimeEvent,
 } from '../src/session/runtime-types.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
@@ -134,7 +134,7 @@ const outbound = (event: ToParentEvent) =>
 const emitToHost = (event: SystemEmitted) => outbound({ type: 'host', event });
 
 /** {@link emitToHost} for an effect the host performs for session `sessionId`. */
-const effect = (sessionId: string, sessionEffect: SessionEffect) =>
+const effect = (sessionId: string, sessionEffect: SessionEffectBody) =>
   emitToHost({ type: 'effect', sessionId, effect: sessionEffect });
 
 /** Params that are the transition's own event: its type is checked at the call site. */

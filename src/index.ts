@@ -66,6 +66,12 @@ export type {
 export type { IdSource } from './ports/ids.js';
 export type { SnapshotStore, StoredRecord } from './ports/snapshot-store.js';
 export { ArtifactsHandle } from './rolebox/artifacts-handle.js';
+export type {
+  EffectHandler,
+  EffectHandlerContext,
+  EffectHandlers,
+  EffectRetryOptions,
+} from './rolebox/effect-handlers.js';
 export type { HostEvent, HostEventOf, HostEventType, IdleReport } from './rolebox/host-events.js';
 export {
   createRolebox,
@@ -97,11 +103,13 @@ export {
   ACCEPTANCE_MODES,
   type AcceptanceMode,
   type MainAgentDecision,
+  type PendingEffect,
   RUNTIME_PHASES,
   type RuntimeEvent,
   type RuntimeEventType,
   type RuntimePhase,
   type SessionEffect,
+  type SessionEffectType,
   type SkillIndexEntry,
   WAITING_REASON_KINDS,
   type WaitingReason,

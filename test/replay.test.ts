@@ -176,4 +176,12 @@ describe('recording a run in your own tests', () => {
       'cannot read run file "/no/such/file.json"',
     );
   });
+
+  it('refuses a run whose session machine is older than any migration reaches', async () => {
+    const run = await readRunFile(join(fixtures, 'approval-workflow.run.json'));
+    const ancient = { ...run, machineVersions: { ...run.machineVersions, session: 0 } };
+    const error = errorOf(() => replay(ancient));
+    expect(error.code).toBe('invalid_argument');
+    expect(error.message).toContain('session machine version 0 is older than');
+  });
 });

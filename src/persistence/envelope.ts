@@ -3,9 +3,8 @@ import { FUNCTION_MACHINE_VERSION } from '../../machines/function.machine.js';
 import { LOOP_MACHINE_VERSION } from '../../machines/loop.machine.js';
 import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
 import { SYSTEM_MACHINE_VERSION } from '../../machines/system.machine.js';
-import { ownValue } from '../base/own-keys.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { MACHINE_MIGRATIONS } from './machine-migrations.js';
+import { migrateMachineSnapshot } from './machine-migrations.js';
 import { type MigrationRegistry, noMigrations } from './migrations.js';
 import { plainObjectSchema } from './snapshot-schemas.js';
 
@@ -153,14 +152,11 @@ export function decodeEnvelope(
       );
     }
     // Older machines: rolebox's own migrations bring the snapshot up, one version at a time.
-    for (let version = stored; version < current; version++) {
-      const migration = ownValue(MACHINE_MIGRATIONS[machine], String(version));
-      if (!migration)
-        fail(
-          `its ${machine} machine version ${stored} is older than ${current} and no migration brought it up`,
-        );
-      else snapshot = migration(snapshot);
-    }
+    snapshot =
+      migrateMachineSnapshot(machine, snapshot, stored, current) ??
+      fail(
+        `its ${machine} machine version ${stored} is older than ${current} and no migration brought it up`,
+      );
   }
   if (checked.sessionId !== recordId) fail(`it holds session ${describeValue(checked.sessionId)}`);
   return { ...checked, machineVersions: CURRENT_MACHINE_VERSIONS, snapshot };

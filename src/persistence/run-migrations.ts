@@ -1,7 +1,8 @@
 import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
+import { RoleboxError } from '../errors.js';
 import { DEFAULT_SHARDS, shardIndexOf } from '../system/shards.js';
 import { comparableSnapshot, type RecordedRun } from './journal.js';
-import { MACHINE_MIGRATIONS } from './machine-migrations.js';
+import { migrateMachineSnapshot } from './machine-migrations.js';
 
 type Json = Record<string, unknown>;
 
@@ -62,14 +63,15 @@ export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): Rec
 export function upgradeRecordedSessions(run: RecordedRun): RecordedRun {
   const from = run.machineVersions.session;
   if (from >= SESSION_MACHINE_VERSION) return run;
-  const migrateSession = (session: Json): Json => {
-    let migrated = session;
-    for (let version = from; version < SESSION_MACHINE_VERSION; version++) {
-      const migration = MACHINE_MIGRATIONS.session[version];
-      if (migration) migrated = migration(migrated);
-    }
-    return migrated;
-  };
+  const migrateSession = (session: Json): Json =>
+    migrateMachineSnapshot('session', session, from, SESSION_MACHINE_VERSION) ??
+    (() => {
+      throw new RoleboxError(
+        'invalid_argument',
+        `the recorded run's session machine version ${from} is older than ${SESSION_MACHINE_VERSION} and no migration brings it up`,
+        { from, current: SESSION_MACHINE_VERSION },
+      );
+    })();
   const upgrade = (node: unknown): unknown => {
     if (typeof node !== 'object' || node === null) return node;
     const tree = node as Json & { children?: Record<string, Json> };

@@ -1,3 +1,4 @@
+import { listed } from '../base/listed.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { ClaimedRecord, ClaimResult, SnapshotStore } from './snapshot-store.js';
 
@@ -24,7 +25,7 @@ export const SNAPSHOT_STORE_METHODS = [
 ] as const;
 
 /** The methods of `store.immediate`, when a store has it. */
-export const IMMEDIATE_ACCESS_METHODS = ['load', 'claim', 'claimAndLoad', 'renew'] as const;
+const IMMEDIATE_ACCESS_METHODS = ['load', 'claim', 'claimAndLoad', 'renew'] as const;
 
 /** The port of rolebox 0.1 had these only (its save and delete answered nothing). */
 const PORT_0_1_METHODS = ['loadAll', 'load', 'save', 'delete'] as const;
@@ -180,7 +181,7 @@ function safeGet(value: unknown, key: string): unknown {
   }
 }
 
-/** The methods of `value` that are not functions (a getter that throws counts as missing). */
+/** The methods of `value` that are not functions. Throws: `invalid_argument` when reading one throws. */
 function missingMethods(value: object, methods: readonly string[], where: string): string[] {
   return methods.filter((method) => typeof read(value, method, where) !== 'function');
 }
@@ -196,11 +197,4 @@ function read(value: object, key: string, where: string): unknown {
       { option: where, key },
     );
   }
-}
-
-/** `a, b and c`. */
-function listed(names: readonly string[]): string {
-  return names.length === 1
-    ? (names[0] as string)
-    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
 }

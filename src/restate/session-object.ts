@@ -1,5 +1,6 @@
 import * as restate from '@restatedev/restate-sdk';
 import { checkOptionNames } from '../base/option-names.js';
+import { reachedAt } from '../base/reached-at.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
 import {
@@ -222,7 +223,7 @@ export function sessionObjectWith(
     notBefore = 0,
   ): Promise<StepAnswer<T | null>> => {
     const state = await loadState(ctx);
-    const now = Math.max(await ctx.date.now(), notBefore);
+    const now = reachedAt(notBefore, await ctx.date.now());
     const outcome = await asTerminal(() =>
       engine.run({
         ...input,

@@ -288,7 +288,8 @@ async function answerCommand(
     await onCommand(String(message.actor), message.command as InspectorCommand);
     result = { ok: true };
   } catch (error) {
-    result = { ok: false, error: (error as Error).message };
+    // Anything may be thrown, null included: the page still gets an answer.
+    result = { ok: false, error: error instanceof Error ? error.message : String(error) };
   }
   ws.send(
     JSON.stringify({ type: 'rolebox.command_result', requestId: message.requestId, ...result }),

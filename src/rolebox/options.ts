@@ -1,6 +1,7 @@
 import type { InspectionEvent, Observer } from 'xstate';
 import { nanoidIdSource } from '../adapters/id-sources.js';
 import { realClock } from '../adapters/real-clock.js';
+import { listed } from '../base/listed.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -15,6 +16,13 @@ import type { SnapshotStore } from '../ports/snapshot-store.js';
 import { checkSnapshotStore } from '../ports/store-contract.js';
 import { type RoleboxLimits, resolveLimits } from '../system/limits.js';
 import { DEFAULT_SHARDS } from '../system/shards.js';
+import {
+  checkEffectHandlers,
+  type EffectHandlers,
+  type EffectRetry,
+  type EffectRetryOptions,
+  resolveEffectRetry,
+} from './effect-handlers.js';
 
 /**
  * Where Stately's browser inspector is shown (`inspect: { stately: … }`), as
@@ -102,6 +110,14 @@ export interface RoleboxOptions {
   readonly shards?: number;
   /** With a store: how long this process's claim on a session lasts unless renewed (default 30 000). */
   readonly leaseMs?: number;
+  /**
+   * Effect handlers, one optional per effect type: the runtime runs every pending effect
+   * that has one (after the step that emitted it is saved), retries it when it throws, and
+   * applies the events it returns once. Effects without one go to the host as `effect` events.
+   */
+  readonly effects?: EffectHandlers;
+  /** How a handler that throws is retried (default 5 attempts, 1 s doubling up to 60 s). */
+  readonly effectRetry?: EffectRetryOptions;
 }
 
 /** The options of one rolebox, checked and with their defaults filled in. */
@@ -123,6 +139,8 @@ export interface ResolvedOptions {
   readonly maxLiveSessions: number;
   readonly shards: number;
   readonly leaseMs: number;
+  readonly effects: EffectHandlers;
+  readonly effectRetry: EffectRetry;
 }
 
 /** Every option name of `createRolebox` (an unknown one is refused, not ignored). */
@@ -144,6 +162,8 @@ export const ROLEBOX_OPTION_NAMES: readonly string[] = Object.keys({
   maxLiveSessions: true,
   shards: true,
   leaseMs: true,
+  effects: true,
+  effectRetry: true,
 } satisfies Record<keyof RoleboxOptions, true>);
 
 /**
@@ -233,6 +253,8 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
     migrations: options.migrations ?? noMigrations,
     journal: options.journal === true,
     pipeline: options.pipeline,
+    effects: checkEffectHandlers(options.effects),
+    effectRetry: resolveEffectRetry(options.effectRetry),
   };
 }
 
@@ -247,13 +269,6 @@ const DISPATCHER_METHODS = [
   'cancelRound',
   'onTerminated',
 ] as const;
-
-/** `a, b and c`. */
-function listed(names: readonly string[]): string {
-  return names.length === 1
-    ? (names[0] as string)
-    : `${names.slice(0, -1).join(', ')} and ${names.at(-1)}`;
-}
 
 function hasMethods(value: unknown, methods: readonly string[]): boolean {
   if (typeof value !== 'object' || value === null) return false;

@@ -19,7 +19,7 @@ import { runtimeRefusal } from '../session/runtime-refusal.js';
 import type {
   RuntimeEvent,
   RuntimePhase,
-  SessionEffect,
+  SessionEffectBody,
   TimedRuntimeEvent,
   WaitingReason,
 } from '../session/runtime-types.js';
@@ -69,7 +69,7 @@ export interface SendResult {
   readonly phase: RuntimePhase;
   readonly waitingReason: WaitingReason | null;
   /** The effects the event caused, in order (also delivered as `effect` host events). */
-  readonly effects: readonly SessionEffect[];
+  readonly effects: readonly SessionEffectBody[];
 }
 
 /** What `session.toolCall()` answers. */

@@ -1,3 +1,4 @@
+import { reachedAt } from '../base/reached-at.js';
 import { describeValue } from '../errors.js';
 import type { LoopDeadline, LoopEffect } from '../loop/effect-types.js';
 import type { LoopAnswer } from '../loop/machine-types.js';
@@ -227,15 +228,11 @@ export class LoopEffectRunner {
           () => {
             loop.deadlines.delete(deadline);
             end();
-            // The timer firing is the clock saying the deadline has come. Node's setTimeout
-            // may fire while Date.now() is still a millisecond short of it: answered with
-            // that time, the loop's guard (`at >= deadline`, kept strict against stale
-            // answers) would refuse it and nothing would ever arm it again. A late timer
-            // answers with the later time.
+            // The timer firing is the clock saying the deadline has come (reachedAt says why).
             this.#answer(loopId, loop, {
               type: 'loop.deadline_reached',
               deadline,
-              at: Math.max(clock.now(), at),
+              at: reachedAt(at, clock.now()),
             });
           },
           Math.max(0, at - clock.now()),

@@ -1,3 +1,4 @@
+import { reachedAt } from '../base/reached-at.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { Dispatcher, TaskStatus } from '../ports/dispatcher.js';
 import type { WakeUp } from '../ports/snapshot-store.js';
@@ -37,7 +38,7 @@ export class WakeUpScheduler {
     const wake = (dueBy: number) => {
       if (this.#pending.get(wakeUp.sessionId) !== entry) return;
       this.cancel(wakeUp.sessionId);
-      this.#wake(wakeUp.sessionId, Math.max(dueBy, this.#clock.now()));
+      this.#wake(wakeUp.sessionId, reachedAt(dueBy, this.#clock.now()));
     };
     const { at } = wakeUp;
     if (at !== undefined)

@@ -2,7 +2,7 @@ import type { ContinuationBlock } from '../function/continuation.js';
 import type { LoopEffect } from '../loop/effect-types.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SignalReceipt } from '../signal/reply.js';
-import type { SessionEffect } from './runtime-types.js';
+import type { SessionEffectBody } from './runtime-types.js';
 
 /** What one idle cycle of a session decided. */
 export interface IdleReport {
@@ -74,7 +74,7 @@ export type EmittedEvent =
       readonly name: string;
     }
   | { readonly type: 'session_opened'; readonly sessionId: string }
-  | { readonly type: 'effect'; readonly sessionId: string; readonly effect: SessionEffect }
+  | { readonly type: 'effect'; readonly sessionId: string; readonly effect: SessionEffectBody }
   | {
       readonly type: 'note';
       readonly sessionId: string;

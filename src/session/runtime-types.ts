@@ -135,8 +135,11 @@ export const HARD_USER_EVENTS: ReadonlySet<RuntimeEventType> = new Set([
   'user_requested_revision',
 ]);
 
-/** What the session asks the host to do. The machine performs none of it. */
-export type SessionEffect =
+/**
+ * What the session asks the host to do, without its id: what the machine decides. The
+ * machine performs none of it; it numbers it and records it in its outbox.
+ */
+export type SessionEffectBody =
   | { readonly type: 'invoke_main_agent'; readonly reason: string; readonly instruction?: string }
   | {
       readonly type: 'run_worker';
@@ -147,6 +150,52 @@ export type SessionEffect =
   | { readonly type: 'resume_worker'; readonly workerId: string; readonly answer: string }
   | { readonly type: 'run_programmatic_review'; readonly artifactId: string }
   | { readonly type: 'emit_message'; readonly message: string };
+
+/**
+ * What the session asks the host to do, with its stable id `<sessionId>:e<n>` (n counts the
+ * session's effects from 1). The machine performs none of it: it records it as pending in
+ * its context (`view().pendingEffects`) until the event that answers it settles it.
+ */
+export type SessionEffect = SessionEffectBody & { readonly id: string };
+
+/** The type names of {@link SessionEffect}. */
+export type SessionEffectType = SessionEffect['type'];
+
+/** Every {@link SessionEffectType}, in the order of SPEC §4.2's table. */
+export const SESSION_EFFECT_TYPES = [
+  'invoke_main_agent',
+  'run_worker',
+  'resume_worker',
+  'run_programmatic_review',
+  'emit_message',
+] as const satisfies readonly SessionEffectType[];
+
+/**
+ * Where a pending effect stands: `pending` (to run, or to be answered by the host),
+ * `running` (its handler was started), `failed` (its handler failed on its last attempt).
+ */
+export const PENDING_EFFECT_STATUSES = ['pending', 'running', 'failed'] as const;
+
+/** One of {@link PENDING_EFFECT_STATUSES}. */
+export type PendingEffectStatus = (typeof PENDING_EFFECT_STATUSES)[number];
+
+/** An effect in the session's outbox, not settled yet: plain JSON, saved with the session. */
+export interface PendingEffect {
+  readonly id: string;
+  readonly effect: SessionEffect;
+  readonly status: PendingEffectStatus;
+  /** Handler attempts started so far (0 while none has run). */
+  readonly attempts: number;
+  /** Why the last attempt failed, if one did. */
+  readonly lastError?: string;
+  /** Clock time of the next attempt, while a failed attempt waits to be retried. */
+  readonly nextAttemptAt?: number;
+  /**
+   * The events its handler returned, recorded (and saved) before they are applied: a
+   * restart applies them without calling the handler again.
+   */
+  readonly result?: readonly RuntimeEvent[];
+}
 
 /** One entry of the session history: an applied runtime event and when. */
 export interface HistoryEntry {

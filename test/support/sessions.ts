@@ -6,8 +6,8 @@ import {
   type HostEvent,
   type RoleboxLimits,
   type RuntimeEvent,
-  type SessionEffect,
 } from '../../src/index.js';
+import type { SessionEffectBody } from '../../src/session/runtime-types.js';
 import { SimulatedClock, seededIdSource } from '../../src/testing/index.js';
 
 /** A started rolebox on a simulated clock with one session, recording every effect. */
@@ -36,7 +36,7 @@ export async function sessionHarness(
     id: 'S',
     ...(options.acceptanceMode ? { acceptanceMode: options.acceptanceMode } : {}),
   });
-  const effects = (): SessionEffect[] =>
+  const effects = (): SessionEffectBody[] =>
     events.flatMap((event) => (event.type === 'effect' ? [event.effect] : []));
   /** Where the session is: `running`, `waiting_user.input`, … */
   const where = () => {

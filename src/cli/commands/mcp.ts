@@ -118,16 +118,12 @@ export async function runMcpCommand(
 
 /**
  * The worker of a loop: the one its session records for it (see loop-runs.ts), else
- * `fallback` (this server's loops record none). Undefined, refusing the round, when the
- * session cannot be read: better no round than one run by another loop's worker.
+ * `fallback` (this server's loops record none). When the session cannot be read, its error
+ * refuses the round with the real cause: better no round than one run by another loop's
+ * worker.
  */
-function workerFor(rb: Rolebox, input: RoundInput, fallback: string): string | undefined {
-  let slots: Readonly<Record<string, unknown>>;
-  try {
-    slots = rb.session(input.originSessionId).view().slots;
-  } catch {
-    return undefined;
-  }
+function workerFor(rb: Rolebox, input: RoundInput, fallback: string): string {
+  const { slots } = rb.session(input.originSessionId).view();
   return loopRunIn(slots, input.loopId)?.worker ?? fallback;
 }
 
