@@ -3,8 +3,15 @@
 // session, so a test fails when a handler answers an event the session would not take.
 import { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
-import { type AgentEffectContext, agentEffects } from '../src/ai/index.js';
-import type { Rolebox, RuntimeEvent, SessionEffect, SessionHandle } from '../src/index.js';
+import { type AgentEffectHandlers, agentEffects } from '../src/ai/index.js';
+import {
+  createRolebox,
+  type EffectHandlerContext,
+  type EffectHandlers,
+  type Rolebox,
+  type RuntimeEvent,
+  type SessionHandle,
+} from '../src/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { startWith } from './support/rolebox.js';
 
@@ -84,7 +91,7 @@ async function workerSession(): Promise<SessionHandle> {
 function context(
   session: SessionHandle,
   signal = new AbortController().signal,
-): AgentEffectContext {
+): EffectHandlerContext {
   return { session, signal, attempt: 1, idempotencyKey: `${session.id}:e1` };
 }
 
@@ -347,7 +354,7 @@ describe('run_worker and resume_worker: the worker writes its artifact or asks',
     expect(answered.effects).toEqual([
       { type: 'resume_worker', workerId: 'poet', answer: 'a maple' },
     ]);
-    const resume = answered.effects[0] as Extract<SessionEffect, { type: 'resume_worker' }>;
+    const resume = answered.effects[0] as Parameters<AgentEffectHandlers['resume_worker']>[0];
     const events = await handlers.resume_worker(resume, context(session));
     expect(events).toEqual([{ type: 'worker_completed', artifactId: 'art-1' }]);
     expect(sendAll(session, events)?.waitingReason).toMatchObject({ kind: 'review_artifact' });
@@ -463,6 +470,23 @@ describe('cancellation: ctx.signal stops the model call', () => {
     await expect(
       handlers.invoke_main_agent(invoke, context(session, controller.signal)),
     ).rejects.toThrow('stopped');
+  });
+});
+
+describe('createRolebox({ effects: agentEffects(…) })', () => {
+  it('takes the handlers as they are (the types fit EffectHandlers, the check passes)', async () => {
+    const handlers: EffectHandlers = agentEffects({
+      mainAgent: { model: scripted({ text: 'unused' }) },
+      workers: {},
+    });
+    expect(Object.keys(handlers).sort()).toEqual([
+      'invoke_main_agent',
+      'resume_worker',
+      'run_worker',
+    ]);
+    const made = createRolebox({ effects: handlers });
+    await made.start();
+    await made.stop();
   });
 });
 

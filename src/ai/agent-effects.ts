@@ -7,13 +7,14 @@
 import type { LanguageModel, StepResult, ToolSet } from 'ai';
 import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import type { EffectHandlerContext } from '../rolebox/effect-handlers.js';
 import { SessionHandle } from '../rolebox/session-handle.js';
 import {
   ACCEPTANCE_MODES,
   type AcceptanceMode,
   type MainAgentDecision,
   type RuntimeEvent,
-  type SessionEffect,
+  type SessionEffectBody,
 } from '../session/runtime-types.js';
 import {
   MAIN_AGENT_SYSTEM,
@@ -23,18 +24,6 @@ import {
 } from './agent-prompts.js';
 import { askUserTool, decideTool, writeArtifactTool } from './agent-tools.js';
 import { aiTool } from './ai-sdk.js';
-
-/**
- * What a handler gets with its effect (the runtime's effect context): the session, an
- * AbortSignal fired when the effect is cancelled or the rolebox stops, the attempt (1 first),
- * and the idempotency key (the effect id), the same on every attempt of the same effect.
- */
-export interface AgentEffectContext {
-  readonly session: SessionHandle;
-  readonly signal: AbortSignal;
-  readonly attempt: number;
-  readonly idempotencyKey: string;
-}
 
 /** One agent: its model and what it is told. */
 export interface AgentSpec {
@@ -46,7 +35,7 @@ export interface AgentSpec {
    * What the host adds to each prompt: the conversation so far, the brief, anything the
    * agent must know that the session does not hold. Called on every attempt.
    */
-  readonly context?: (ctx: AgentEffectContext) => string | Promise<string>;
+  readonly context?: (ctx: EffectHandlerContext) => string | Promise<string>;
   /** Model steps one handler call may take before it gives up (default 6). */
   readonly maxSteps?: number;
 }
@@ -72,9 +61,9 @@ export interface AgentEffectsOptions {
 }
 
 /** An effect handler of {@link agentEffects}: the runtime events its agent's answer stands for. */
-export type AgentEffectHandler<T extends SessionEffect['type']> = (
-  effect: Extract<SessionEffect, { type: T }>,
-  ctx: AgentEffectContext,
+export type AgentEffectHandler<T extends SessionEffectBody['type']> = (
+  effect: Extract<SessionEffectBody, { type: T }>,
+  ctx: EffectHandlerContext,
 ) => Promise<RuntimeEvent[]>;
 
 /** The handlers {@link agentEffects} answers, one per effect type an agent carries out. */
@@ -163,8 +152,8 @@ type WorkerOutcome =
 
 /** Runs a worker's agent for a run_worker or resume_worker effect. */
 async function runWorker(
-  effect: Extract<SessionEffect, { type: 'run_worker' | 'resume_worker' }>,
-  ctx: AgentEffectContext,
+  effect: Extract<SessionEffectBody, { type: 'run_worker' | 'resume_worker' }>,
+  ctx: EffectHandlerContext,
   spec: WorkerAgentSpec,
 ): Promise<RuntimeEvent[]> {
   checkContext(ctx);
@@ -228,7 +217,7 @@ async function runAgent(
   defaultSystem: string,
   prompt: string,
   tools: ToolSet,
-  ctx: AgentEffectContext,
+  ctx: EffectHandlerContext,
   done: () => boolean,
 ): Promise<readonly StepResult<ToolSet>[]> {
   ctx.signal.throwIfAborted();
@@ -273,7 +262,7 @@ function errorText(error: unknown): string {
 
 async function hostContext(
   spec: AgentSpec,
-  ctx: AgentEffectContext,
+  ctx: EffectHandlerContext,
 ): Promise<{ context?: string }> {
   if (!spec.context) return {};
   const context = await spec.context(ctx);
@@ -290,7 +279,7 @@ function pickDescription(spec: WorkerAgentSpec | undefined): { description?: str
   return spec?.description === undefined ? {} : { description: spec.description };
 }
 
-function checkContext(ctx: AgentEffectContext): void {
+function checkContext(ctx: EffectHandlerContext): void {
   const ok =
     typeof ctx === 'object' &&
     ctx !== null &&

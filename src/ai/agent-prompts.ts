@@ -3,7 +3,7 @@
 // accepted artifacts are shown with their content to the main agent (facts only, SPEC §6);
 // a worker also sees its own draft, which it is revising.
 import type { ArtifactRecord } from '../session/artifact.js';
-import type { SessionEffect } from '../session/runtime-types.js';
+import type { SessionEffectBody } from '../session/runtime-types.js';
 
 /** The main agent's default system prompt. */
 export const MAIN_AGENT_SYSTEM =
@@ -21,7 +21,7 @@ export interface WorkerListing {
 
 /** The main agent's prompt for an `invoke_main_agent` effect. */
 export function mainAgentPrompt(
-  effect: Extract<SessionEffect, { type: 'invoke_main_agent' }>,
+  effect: Extract<SessionEffectBody, { type: 'invoke_main_agent' }>,
   state: {
     readonly workers: readonly WorkerListing[];
     readonly temporaryWorkers: boolean;
@@ -44,7 +44,7 @@ export function mainAgentPrompt(
 
 /** A worker's prompt for a `run_worker` or `resume_worker` effect. */
 export function workerPrompt(
-  effect: Extract<SessionEffect, { type: 'run_worker' | 'resume_worker' }>,
+  effect: Extract<SessionEffectBody, { type: 'run_worker' | 'resume_worker' }>,
   state: {
     readonly artifacts: readonly ArtifactRecord[];
     readonly context?: string;

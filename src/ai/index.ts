@@ -8,7 +8,6 @@
  */
 
 export {
-  type AgentEffectContext,
   type AgentEffectHandler,
   type AgentEffectHandlers,
   type AgentEffectsOptions,
