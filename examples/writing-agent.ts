@@ -97,7 +97,6 @@ async function playTheUser(session: SessionHandle): Promise<void> {
  * from the `effect` host events.)
  */
 function runEffects(rb: Rolebox, agents: AgentEffectHandlers): void {
-  let count = 0;
   rb.on('effect', ({ sessionId, effect }) => {
     if (!(effect.type in agents)) return;
     const session = rb.session(sessionId);
@@ -105,7 +104,7 @@ function runEffects(rb: Rolebox, agents: AgentEffectHandlers): void {
       session,
       signal: new AbortController().signal,
       attempt: 1,
-      idempotencyKey: `${sessionId}:e${++count}`,
+      idempotencyKey: effect.id,
     };
     const handler = agents[effect.type as keyof AgentEffectHandlers] as (
       effect: unknown,

@@ -18,6 +18,7 @@ import {
   EMPTY_ARTIFACT_STORE,
   nextArtifactId,
 } from '../src/session/artifact-store.js';
+import { outboxAfter, settledEvent } from '../src/session/effect-outbox.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
 import { factsOf } from '../src/session/function-facts.js';
 import {
@@ -75,6 +76,12 @@ type SessionActor =
 /** The named actions that the session's actions enqueue (setup checks that they exist). */
 type EnqueuedAction =
   | { type: 'emitHostEventOrReport'; params: { event: ToParentEvent } }
+  | { type: 'recordEffect'; params: SessionEffectBody }
+  | { type: 'failEffect'; params: { effectId: string; error: string; at: number } }
+  | {
+      type: 'applyInOneStep';
+      params: { effectId: string; events: readonly RuntimeEvent[]; by: string; at: number };
+    }
   | { type: 'settleIdle'; params: IdleCycle };
 
 /** What an action's `params` may be. */
@@ -108,7 +115,7 @@ type SessionAssign<TParams extends Params> = typeof assign<
  * sibling actions (a TypeScript limit, statelyai/xstate#4545); naming the types here gives
  * one that does, and `setup` still checks them against the machine's real actions.
  */
-function sessionAction<TParams extends Params = undefined>(
+export function sessionAction<TParams extends Params = undefined>(
   collect: Parameters<SessionEnqueueActions<TParams>>[0],
 ) {
   const build: SessionEnqueueActions<TParams> = enqueueActions;
@@ -116,7 +123,7 @@ function sessionAction<TParams extends Params = undefined>(
 }
 
 /** A session action that changes context from its `params` (typed as {@link sessionAction}). */
-function sessionAssign<TParams extends Params = undefined>(
+export function sessionAssign<TParams extends Params = undefined>(
   assignment: Parameters<SessionAssign<TParams>>[0],
 ) {
   const build: SessionAssign<TParams> = assign;
@@ -131,11 +138,14 @@ const outbound = (event: ToParentEvent) =>
   ({ type: 'emitHostEventOrReport', params: { event } }) as const;
 
 /** {@link outbound} for an event the system emits to the host. */
-const emitToHost = (event: SystemEmitted) => outbound({ type: 'host', event });
+export const emitToHost = (event: SystemEmitted) => outbound({ type: 'host', event });
 
-/** {@link emitToHost} for an effect the host performs for session `sessionId`. */
-const effect = (sessionId: string, sessionEffect: SessionEffectBody) =>
-  emitToHost({ type: 'effect', sessionId, effect: sessionEffect });
+/**
+ * The named action `recordEffect`: the effect is numbered, put in the outbox and emitted
+ * (machines/session.outbox.ts). `_sessionId` is kept so that call sites read as before.
+ */
+const effect = (_sessionId: string, sessionEffect: SessionEffectBody) =>
+  ({ type: 'recordEffect', params: sessionEffect }) as const;
 
 /** Params that are the transition's own event: its type is checked at the call site. */
 const theEvent = <TEvent>({ event }: { event: TEvent }): TEvent => event;
@@ -196,12 +206,27 @@ const runtimeActions = {
     if (params.event.type === 'host') enqueue.emit(params.event.event);
     else enqueue.sendParent(params.event);
   }),
-  /** Every applied runtime event goes into the history; a user action resets the burst count. */
-  recordEvent: sessionAssign(({ context }, event: TimedRuntimeEvent) => ({
-    history: [...context.history, { at: event.at, event: withoutTime(event) }],
-    updatedAt: event.at,
-    ...(HARD_USER_EVENTS.has(event.type) ? { toolLoopBurstCount: 0 } : {}),
-  })),
+  /**
+   * Every applied runtime event goes into the history; a user action resets the burst
+   * count; the effects it answers are settled and those it makes moot cancelled.
+   */
+  recordEvent: sessionAction(({ context, enqueue }, event: TimedRuntimeEvent) => {
+    const applied = withoutTime(event);
+    const outbox = outboxAfter(context.pendingEffects, applied);
+    enqueue.assign({
+      history: [...context.history, { at: event.at, event: applied }],
+      updatedAt: event.at,
+      ...(HARD_USER_EVENTS.has(event.type) ? { toolLoopBurstCount: 0 } : {}),
+      ...(outbox.remaining.length === context.pendingEffects.length
+        ? {}
+        : { pendingEffects: outbox.remaining }),
+    });
+    const { sessionId } = context;
+    for (const entry of outbox.settled)
+      enqueue(emitToHost(settledEvent(sessionId, entry, event.type)));
+    for (const { entry, reason } of outbox.cancelled)
+      enqueue(emitToHost(settledEvent(sessionId, entry, 'cancelled', reason)));
+  }),
   startSession: sessionAssign((_, event: Extract<RuntimeEvent, { type: 'session_started' }>) => ({
     availableSkills: event.availableSkills,
     skill: event.initialSkill ?? null,

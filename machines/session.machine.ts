@@ -22,12 +22,14 @@ import {
   userReview,
   withEvent,
 } from './session.actions.js';
+import { outboxActions } from './session.outbox.js';
 
 /**
  * Version of the session machine's persisted shape; bump when context, states or child ids
  * change. 2: child ids are local (`fn:<name>`, `loop`), the unique part is in the systemId.
+ * 3: the effect outbox (`effectCount`, `pendingEffects`).
  */
-export const SESSION_MACHINE_VERSION = 2;
+export const SESSION_MACHINE_VERSION = 3;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 
@@ -100,7 +102,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       pausingSignalUnhandled: ({ context }, { signal }: { signal: SignalArgs }) =>
         isPausingSignal(signal.type) && context.liveFunctions.length === 0,
     },
-    actions: createSessionActions(env),
+    actions: { ...createSessionActions(env), ...outboxActions },
   }).createMachine({
     id: 'session',
     context: ({ input }) => ({
@@ -129,6 +131,8 @@ export function createSessionMachine(env: SessionMachineEnv) {
       toolLoopBurstCount: 0,
       errorReason: null,
       history: [],
+      effectCount: 0,
+      pendingEffects: [],
     }),
     entry: enqueueActions(({ context, enqueue }) => {
       enqueue.spawnChild('artifacts', {
@@ -160,7 +164,23 @@ export function createSessionMachine(env: SessionMachineEnv) {
         actions: { type: 'writeArtifact', params: ({ event: { type: _, ...write } }) => write },
       },
       'session.set_artifact_status': { actions: withEvent('setArtifactStatus') },
-      'session.runtime_rejected': { target: '.error', actions: withEvent('fail') },
+      'session.runtime_rejected': {
+        target: '.error',
+        actions: [
+          withEvent('fail'),
+          {
+            type: 'cancelEffects',
+            params: ({ event }) => ({ reason: `the session failed: ${event.reason}` }),
+          },
+        ],
+      },
+      // The outbox (machines/session.outbox.ts): each names its effect by id in the payload.
+      'session.effect_started': { actions: withEvent('effectStarted') },
+      'session.effect_attempt_failed': { actions: withEvent('effectAttemptFailed') },
+      'session.effect_result': { actions: withEvent('recordEffectResult') },
+      'session.effect_apply': { actions: withEvent('applyEffectResult') },
+      'session.effect_applied': { actions: withEvent('effectApplied') },
+      'session.settle_effect': { actions: withEvent('settleEffect') },
       'session.start_loop': {
         guard: 'noActiveLoop',
         actions: { type: 'startLoop', params: ({ event }) => event.loop },

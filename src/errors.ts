@@ -31,6 +31,7 @@ export const ERROR_CODES = {
   artifact_mismatch: 'reviewing an artifact other than the one under review',
   invalid_artifact_transition: 'an artifact status change the lifecycle forbids',
   tool_not_allowed: 'a tool call in a phase that does not allow it',
+  unknown_effect: 'an effect id that is not pending in the session',
   invalid_snapshot: 'a stored record that is not a valid rolebox snapshot',
   snapshot_too_new: 'a stored record written by a newer version of rolebox',
   store_failed: 'the snapshot store could not read or write',

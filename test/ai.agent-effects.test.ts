@@ -300,7 +300,9 @@ describe('run_worker and resume_worker: the worker writes its artifact or asks',
       acceptanceMode: 'no_confirmation',
     });
     const result = sendAll(session, events);
-    expect(result?.effects).toEqual([{ type: 'invoke_main_agent', reason: 'worker_completed' }]);
+    expect(result?.effects).toEqual([
+      { id: 'S1:e3', type: 'invoke_main_agent', reason: 'worker_completed' },
+    ]);
     expect(session.facts().map((artifact) => artifact.content)).toEqual(['x']);
   });
 
@@ -352,7 +354,7 @@ describe('run_worker and resume_worker: the worker writes its artifact or asks',
     });
     const answered = session.send({ type: 'user_submitted_input', text: 'a maple' });
     expect(answered.effects).toEqual([
-      { type: 'resume_worker', workerId: 'poet', answer: 'a maple' },
+      { id: 'S1:e3', type: 'resume_worker', workerId: 'poet', answer: 'a maple' },
     ]);
     const resume = answered.effects[0] as Parameters<AgentEffectHandlers['resume_worker']>[0];
     const events = await handlers.resume_worker(resume, context(session));

@@ -12,6 +12,7 @@ import { type Rolebox, RoleboxError, RUNTIME_EVENT_TYPES, SIGNAL_TYPES } from '.
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf, startWith } from './support/rolebox.js';
+import { withId } from './support/sessions.js';
 
 let rb: Rolebox | undefined;
 afterEach(async () => {
@@ -215,7 +216,7 @@ describe('callTool', () => {
     expect(answer).toEqual({
       phase: 'running',
       waitingReason: null,
-      effects: [{ type: 'invoke_main_agent', reason: 'user_submitted_input' }],
+      effects: [withId({ type: 'invoke_main_agent', reason: 'user_submitted_input' })],
     });
   });
 

@@ -66,6 +66,7 @@ const SESSION_ARGS = {
   message: ['hello'],
   resume: ['approval'],
   setKv: ['approval', 'k', 'v'],
+  settleEffect: ['S:e1', {}],
   view: [],
   close: [],
 } as const satisfies Record<keyof typeof SESSION_COMMAND_ROWS, readonly unknown[]>;

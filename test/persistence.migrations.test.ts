@@ -2,6 +2,7 @@ import { readFileSync } from 'node:fs';
 import { join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { LOOP_MACHINE_VERSION } from '../machines/loop.machine.js';
+import { SESSION_MACHINE_VERSION } from '../machines/session.machine.js';
 import { MemorySnapshotStore } from '../src/index.js';
 import { MACHINE_MIGRATIONS } from '../src/persistence/machine-migrations.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
@@ -130,7 +131,7 @@ describe('session machine 1 → 2: child ids are local (`fn:<name>`, `loop`)', (
     expect(awaiting.view().loop).toMatchObject({ current: 2 });
     await b.rb.flush();
     const saved = JSON.parse(store.records.get('awaiting') as string);
-    expect(saved.machineVersions.session).toBe(2);
+    expect(saved.machineVersions.session).toBe(SESSION_MACHINE_VERSION);
     expect(
       Object.entries(
         saved.snapshot.children as Record<string, { src: string; systemId: string }>,

@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../src/index.js';
 import { errorOf } from './support/errors.js';
-import { follow, ROUTES, sessionHarness } from './support/sessions.js';
+import { follow, ROUTES, sessionHarness, withId } from './support/sessions.js';
 
 const running = ROUTES.running as RuntimeEvent[];
 
@@ -24,7 +24,7 @@ describe('the tool-loop burst (SPEC §4.3)', () => {
       phase: 'waiting_user',
       waitingReason: { kind: 'input', message },
     });
-    expect(h.effects().at(-1)).toEqual({ type: 'emit_message', message });
+    expect(h.effects().at(-1)).toEqual(withId({ type: 'emit_message', message }));
   });
 
   it('a user action resets the count', async () => {
@@ -121,7 +121,9 @@ describe('agent signals meet the session', () => {
       phase: 'waiting_user',
       waitingReason: { kind: 'input', message: 'deploys to production' },
     });
-    expect(h.effects().at(-1)).toEqual({ type: 'emit_message', message: 'deploys to production' });
+    expect(h.effects().at(-1)).toEqual(
+      withId({ type: 'emit_message', message: 'deploys to production' }),
+    );
     expect(h.session.send({ type: 'user_submitted_input', text: 'approved' }).phase).toBe(
       'running',
     );

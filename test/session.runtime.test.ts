@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../src/index.js';
 import { errorOf } from './support/errors.js';
-import { follow, ROUTES, sessionHarness } from './support/sessions.js';
+import { follow, ROUTES, sessionHarness, withId } from './support/sessions.js';
 
 const start = ROUTES['waiting_user.input'] as RuntimeEvent[];
 const toRunning = ROUTES.running as RuntimeEvent[];
@@ -75,7 +75,7 @@ describe('SPEC §4.2, row by row', () => {
       expect(result).toEqual({
         phase: 'running',
         waitingReason: null,
-        effects: [{ type: 'invoke_main_agent', reason: 'user_submitted_input' }],
+        effects: [withId({ type: 'invoke_main_agent', reason: 'user_submitted_input' })],
       });
     },
   );
@@ -92,7 +92,7 @@ describe('SPEC §4.2, row by row', () => {
     expect(result).toEqual({
       phase: 'running',
       waitingReason: null,
-      effects: [{ type: 'resume_worker', workerId: 'writer', answer: 'noir' }],
+      effects: [withId({ type: 'resume_worker', workerId: 'writer', answer: 'noir' })],
     });
     expect(h.session.view().currentWorkerId).toBe('writer');
   });
@@ -103,7 +103,7 @@ describe('SPEC §4.2, row by row', () => {
     expect(h.session.send({ type: 'user_confirmed_intake' })).toEqual({
       phase: 'running',
       waitingReason: null,
-      effects: [{ type: 'invoke_main_agent', reason: 'user_confirmed_intake' }],
+      effects: [withId({ type: 'invoke_main_agent', reason: 'user_confirmed_intake' })],
     });
   });
 
@@ -127,7 +127,7 @@ describe('SPEC §4.2, row by row', () => {
           message: 'Which tone?',
           questions: ['formal?', 'playful?'],
         },
-        effects: [{ type: 'emit_message', message: 'Which tone?' }],
+        effects: [withId({ type: 'emit_message', message: 'Which tone?' })],
       });
     });
 
@@ -183,7 +183,12 @@ describe('SPEC §4.2, row by row', () => {
           phase: 'running',
           waitingReason: null,
           effects: [
-            { type: 'run_worker', workerId: 'w', decisionId: 'd7', instruction: 'draft it' },
+            withId({
+              type: 'run_worker',
+              workerId: 'w',
+              decisionId: 'd7',
+              instruction: 'draft it',
+            }),
           ],
         });
       },
@@ -202,7 +207,7 @@ describe('SPEC §4.2, row by row', () => {
     expect(h.session.send({ type: 'user_approved_next_step', decisionId: 'd1' })).toEqual({
       phase: 'running',
       waitingReason: null,
-      effects: [{ type: 'run_worker', workerId: 'writer', decisionId: 'd1' }],
+      effects: [withId({ type: 'run_worker', workerId: 'writer', decisionId: 'd1' })],
     });
   });
 
@@ -213,7 +218,7 @@ describe('SPEC §4.2, row by row', () => {
       errorOf(() => h.session.send({ type: 'user_rejected_next_step', decisionId: 'other' })).code,
     ).toBe('decision_mismatch');
     expect(h.session.send({ type: 'user_rejected_next_step', decisionId: 'd1' }).effects).toEqual([
-      { type: 'invoke_main_agent', reason: 'user_rejected_next_step' },
+      withId({ type: 'invoke_main_agent', reason: 'user_rejected_next_step' }),
     ]);
     expect(h.where()).toBe('running');
   });
@@ -247,7 +252,7 @@ describe('SPEC §4.2, row by row', () => {
     ).toBe('artifact_mismatch');
     const result = h.session.send({ type: 'user_accepted_artifact', artifactId: 'art-1' });
     expect(result.effects).toEqual([
-      { type: 'invoke_main_agent', reason: 'user_accepted_artifact' },
+      withId({ type: 'invoke_main_agent', reason: 'user_accepted_artifact' }),
     ]);
     expect(h.session.artifacts.require('art-1').status).toBe('accepted');
     expect(h.session.facts().map((artifact) => artifact.id)).toEqual(['art-1']);
@@ -281,11 +286,11 @@ describe('SPEC §4.2, row by row', () => {
       instruction: 'use a cheaper worker',
     });
     expect(result.effects).toEqual([
-      {
+      withId({
         type: 'invoke_main_agent',
         reason: 'user_requested_revision',
         instruction: 'use a cheaper worker',
-      },
+      }),
     ]);
     expect(h.where()).toBe('running');
   });
@@ -299,11 +304,11 @@ describe('SPEC §4.2, row by row', () => {
       ).toContain('no artifact is under programmatic review');
       h.session.artifacts.write({ name: 'story', content: 'v1' });
       expect(h.session.send({ type: 'worker_completed', artifactId: 'art-1' }).effects).toEqual([
-        { type: 'run_programmatic_review', artifactId: 'art-1' },
+        withId({ type: 'run_programmatic_review', artifactId: 'art-1' }),
       ]);
       if (outcome === 'passed') {
         expect(h.session.send({ type: 'programmatic_review_passed' }).effects).toEqual([
-          { type: 'invoke_main_agent', reason: 'programmatic_review_passed' },
+          withId({ type: 'invoke_main_agent', reason: 'programmatic_review_passed' }),
         ]);
         expect(h.session.artifacts.require('art-1').status).toBe('accepted');
         expect(h.where()).toBe('running');
@@ -395,7 +400,7 @@ describe('acceptance modes', () => {
     expect(result).toEqual({
       phase: 'running',
       waitingReason: null,
-      effects: [{ type: 'invoke_main_agent', reason: 'worker_completed' }],
+      effects: [withId({ type: 'invoke_main_agent', reason: 'worker_completed' })],
     });
     expect(status).toBe('accepted');
     expect(h.session.facts()).toHaveLength(1);
@@ -406,7 +411,7 @@ describe('acceptance modes', () => {
     expect(result).toEqual({
       phase: 'running',
       waitingReason: null,
-      effects: [{ type: 'run_programmatic_review', artifactId: 'art-1' }],
+      effects: [withId({ type: 'run_programmatic_review', artifactId: 'art-1' })],
     });
     expect(status).toBe('under_review');
   });
@@ -416,7 +421,7 @@ describe('acceptance modes', () => {
     follow(h, toRunning);
     h.session.artifacts.write({ name: 'story' });
     expect(h.session.send({ type: 'worker_completed', artifactId: 'art-1' }).effects).toEqual([
-      { type: 'invoke_main_agent', reason: 'worker_completed' },
+      withId({ type: 'invoke_main_agent', reason: 'worker_completed' }),
     ]);
   });
 
@@ -495,13 +500,13 @@ describe('the full writing flow', () => {
       expect(h.where(), event.type).toBe(expected);
     }
     expect(h.effects()).toEqual([
-      { type: 'invoke_main_agent', reason: 'user_confirmed_intake' },
-      { type: 'run_worker', workerId: 'writer', decisionId: 'd1' },
-      { type: 'invoke_main_agent', reason: 'user_submitted_input' },
-      { type: 'emit_message', message: 'Keep the ending?' },
-      { type: 'invoke_main_agent', reason: 'user_submitted_input' },
-      { type: 'run_worker', workerId: 'writer', decisionId: 'd3' },
-      { type: 'invoke_main_agent', reason: 'user_accepted_artifact' },
+      { type: 'invoke_main_agent', reason: 'user_confirmed_intake', id: 'S:e1' },
+      { type: 'run_worker', workerId: 'writer', decisionId: 'd1', id: 'S:e2' },
+      { type: 'invoke_main_agent', reason: 'user_submitted_input', id: 'S:e3' },
+      { type: 'emit_message', message: 'Keep the ending?', id: 'S:e4' },
+      { type: 'invoke_main_agent', reason: 'user_submitted_input', id: 'S:e5' },
+      { type: 'run_worker', workerId: 'writer', decisionId: 'd3', id: 'S:e6' },
+      { type: 'invoke_main_agent', reason: 'user_accepted_artifact', id: 'S:e7' },
     ]);
     expect(h.session.artifacts.list().map((artifact) => [artifact.id, artifact.status])).toEqual([
       ['art-1', 'superseded'],

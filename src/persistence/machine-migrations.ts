@@ -56,6 +56,25 @@ function localChildId(id: string, child: Json): string {
 }
 
 /**
+ * Session machine 2 → 3: the effect outbox. A session stored before had no record of the
+ * effects it emitted (they were handed to the host and forgotten), so it restores with an
+ * empty outbox and numbers its next effect from 1. A record with no context (the `$system`
+ * record) is returned as is.
+ */
+function sessionWithEffectOutbox(snapshot: Json): Json {
+  const context = snapshot.context as Json | undefined;
+  if (!context || typeof context !== 'object' || Array.isArray(context)) return snapshot;
+  return {
+    ...snapshot,
+    context: {
+      ...context,
+      effectCount: context.effectCount ?? 0,
+      pendingEffects: context.pendingEffects ?? [],
+    },
+  };
+}
+
+/**
  * Loop machine 2 → 3: a round's record may say how long its worker ran (`ranMs`) and
  * whether the round spanned a restart (`acrossRestart`). Both are optional and a round
  * recorded before says neither, so a version-2 record is already a valid version-3 one.
@@ -84,7 +103,7 @@ export const MACHINE_MIGRATIONS: {
   >;
 } = {
   system: { 1: systemWithShards },
-  session: { 1: sessionWithLocalChildIds },
+  session: { 1: sessionWithLocalChildIds, 2: sessionWithEffectOutbox },
   function: {},
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };

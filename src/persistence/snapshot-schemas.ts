@@ -10,7 +10,7 @@ import {
   RUNTIME_EVENT_SCHEMAS,
   skillIndexEntrySchema,
 } from '../session/runtime-event-schema.js';
-import { ACCEPTANCE_MODES } from '../session/runtime-types.js';
+import { ACCEPTANCE_MODES, PENDING_EFFECT_STATUSES } from '../session/runtime-types.js';
 
 // The zod shapes of what a stored session record holds, field by field, so that a record is
 // checked whole before XState sees it (SPEC §6). They accept unknown extra fields (harmless,
@@ -162,6 +162,42 @@ const historyEntrySchema = z.object({
   ]),
 });
 
+const runtimeEventSchema = z.discriminatedUnion('type', [
+  firstEvent as (typeof RUNTIME_EVENT_SCHEMAS)['session_started'],
+  ...otherEvents,
+]);
+
+/** An effect the session emitted (SessionEffect), with its id. */
+const sessionEffectSchema = z.discriminatedUnion('type', [
+  z.object({
+    id: nonEmpty,
+    type: z.literal('invoke_main_agent'),
+    reason: text,
+    instruction: text.optional(),
+  }),
+  z.object({
+    id: nonEmpty,
+    type: z.literal('run_worker'),
+    workerId: nonEmpty,
+    decisionId: nonEmpty,
+    instruction: text.optional(),
+  }),
+  z.object({ id: nonEmpty, type: z.literal('resume_worker'), workerId: nonEmpty, answer: text }),
+  z.object({ id: nonEmpty, type: z.literal('run_programmatic_review'), artifactId: nonEmpty }),
+  z.object({ id: nonEmpty, type: z.literal('emit_message'), message: text }),
+]);
+
+/** An effect in the outbox (PendingEffect). */
+const pendingEffectSchema = z.object({
+  id: nonEmpty,
+  effect: sessionEffectSchema,
+  status: z.enum(PENDING_EFFECT_STATUSES),
+  attempts: count,
+  lastError: text.optional(),
+  nextAttemptAt: time.optional(),
+  result: z.array(runtimeEventSchema).optional(),
+});
+
 /** A session actor's context (SessionContext). */
 export const sessionContextSchema = z.object({
   sessionId: nonEmpty,
@@ -189,6 +225,8 @@ export const sessionContextSchema = z.object({
   toolLoopBurstCount: count,
   errorReason: text.nullable(),
   history: z.array(historyEntrySchema),
+  effectCount: count,
+  pendingEffects: z.array(pendingEffectSchema),
 });
 
 /** One artifact version (ArtifactRecord). */

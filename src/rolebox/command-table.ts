@@ -194,6 +194,18 @@ export const SESSION_COMMAND_ROWS = {
     restate: 'view',
     agentTool: 'session_view',
   },
+  settleEffect: {
+    kind: 'command',
+    parameters: ['effectId', 'settlement'],
+    arguments: z.tuple([
+      z.string(),
+      z
+        .strictObject({ events: z.array(runtimeEvent).optional(), error: z.string().optional() })
+        .optional(),
+    ]),
+    throws: ['unknown_effect', 'invalid_event', 'invalid_argument'],
+    restate: 'settleEffect',
+  },
   close: { kind: 'command', parameters: [], arguments: z.tuple([]), throws: [], restate: 'close' },
 } as const satisfies Readonly<Record<string, CommandRow>>;
 

@@ -19,7 +19,7 @@ import { runtimeRefusal } from '../session/runtime-refusal.js';
 import type {
   RuntimeEvent,
   RuntimePhase,
-  SessionEffectBody,
+  SessionEffect,
   TimedRuntimeEvent,
   WaitingReason,
 } from '../session/runtime-types.js';
@@ -69,7 +69,7 @@ export interface SendResult {
   readonly phase: RuntimePhase;
   readonly waitingReason: WaitingReason | null;
   /** The effects the event caused, in order (also delivered as `effect` host events). */
-  readonly effects: readonly SessionEffectBody[];
+  readonly effects: readonly SessionEffect[];
 }
 
 /** What `session.toolCall()` answers. */
@@ -169,13 +169,20 @@ export class SessionHandle {
     } else {
       events = this.#deliver(timed);
     }
+    return this.#sendResult(events);
+  }
+
+  /** Where the session is now, and the effects among `events` (what `send` answers). */
+  #sendResult(events: readonly HostEvent[]): SendResult {
     const after = this.#host.access.requireSession(this.id);
     return {
       phase: runtimePhaseOf(after.value),
       waitingReason:
         after.context.waitingReason === null ? null : structuredClone(after.context.waitingReason),
       effects: events.flatMap((hostEvent) =>
-        hostEvent.type === 'effect' && hostEvent.sessionId === this.id ? [hostEvent.effect] : [],
+        hostEvent.type === 'effect' && hostEvent.sessionId === this.id && !hostEvent.redelivered
+          ? [hostEvent.effect]
+          : [],
       ),
     };
   }
@@ -541,6 +548,53 @@ export class SessionHandle {
   }
 
   /** Stops the session and its functions. Throws: `unknown_session` when already closed. */
+  /**
+   * Settles a pending effect by hand (`view().pendingEffects`): with `events`, they are
+   * applied in one step as the effect's answer; with `error`, the effect is `failed` and the
+   * session gets `runtime_failed` with it; with neither, it is just settled. For hosts that
+   * carry out effects themselves, and for an effect that failed or that no event answers.
+   * Returns: what `send` returns (the phase, the waiting reason, the new effects).
+   * Throws: `unknown_effect` for an id that is not pending; `invalid_event` for an event
+   * that is not a runtime event; `invalid_argument` for a bad settlement (both events and
+   * error, an unknown field, an empty error); none of them changes anything.
+   */
+  settleEffect(
+    effectId: string,
+    settlement: { readonly events?: readonly RuntimeEvent[]; readonly error?: string } = {},
+  ): SendResult {
+    const pending = this.#context().pendingEffects;
+    if (typeof effectId !== 'string' || !pending.some((entry) => entry.id === effectId))
+      throw new RoleboxError(
+        'unknown_effect',
+        `effect ${describeValue(effectId)} is not pending in session ${describeValue(this.id)}; pending: ${pending.map((entry) => entry.id).join(', ') || '(none)'}`,
+        { sessionId: this.id, effectId },
+      );
+    checkOptionNames(settlement, ['events', 'error'], 'settleEffect settlement', 'field');
+    const { events, error } = settlement;
+    if (error !== undefined && (typeof error !== 'string' || error === ''))
+      throw new RoleboxError(
+        'invalid_argument',
+        `settleEffect error must be a non-empty string, got ${describeValue(error)}`,
+      );
+    if (events !== undefined && !Array.isArray(events))
+      throw new RoleboxError(
+        'invalid_argument',
+        `settleEffect events must be an array of runtime events, got ${describeValue(events)}`,
+      );
+    if (error !== undefined && events !== undefined && events.length > 0)
+      throw new RoleboxError('invalid_argument', 'settleEffect takes events or an error, not both');
+    const parsed = (events ?? []).map((event) => parseRuntimeEvent(event));
+    const emitted = this.#deliver({
+      type: 'session.settle_effect',
+      effectId,
+      by: 'host',
+      ...(parsed.length > 0 ? { events: parsed } : {}),
+      ...(error !== undefined ? { error } : {}),
+      at: this.#host.now(),
+    });
+    return this.#sendResult(emitted);
+  }
+
   close(): void {
     this.#context();
     this.#host.close(this.id);

@@ -5,7 +5,12 @@ import type { FunctionContext, FunctionPhase } from '../function/machine-types.j
 import type { LoopState } from '../loop/types.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import type { SessionContext } from '../session/machine-types.js';
-import type { AcceptanceMode, RuntimePhase, WaitingReason } from '../session/runtime-types.js';
+import type {
+  AcceptanceMode,
+  PendingEffect,
+  RuntimePhase,
+  WaitingReason,
+} from '../session/runtime-types.js';
 import { LEDGER_KEY, readLedgerRecord } from '../signal/ledger.js';
 
 /** A plain-JSON picture of one function in a session. */
@@ -51,6 +56,8 @@ export interface SessionView {
   readonly artifacts: readonly ArtifactRecord[];
   /** The running loop, else the last one that finished here, else null. */
   readonly loop: LoopState | null;
+  /** The effects emitted and not settled yet, oldest first (the outbox). */
+  readonly pendingEffects: readonly PendingEffect[];
 }
 
 /** Builds a {@link FunctionView} from a function's phase and context. */
@@ -115,5 +122,6 @@ export function sessionView(
     functions,
     artifacts: structuredClone(artifacts) as ArtifactRecord[],
     loop: loop === null ? null : structuredClone(loop),
+    pendingEffects: structuredClone(context.pendingEffects) as PendingEffect[],
   };
 }

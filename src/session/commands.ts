@@ -51,7 +51,63 @@ export type SessionCommand =
       readonly reason: string;
       readonly at: number;
     }
+  | EffectCommand
   | TimedRuntimeEvent;
+
+/**
+ * What the effect runner and `session.settleEffect` tell a session about an effect in its
+ * outbox (named by id in the payload: event types stay a finite set).
+ */
+export type EffectCommand =
+  /** A handler attempt starts: the effect is `running`, its attempts counted. */
+  | {
+      readonly type: 'session.effect_started';
+      readonly effectId: string;
+      readonly attempt: number;
+      readonly at: number;
+    }
+  /**
+   * A handler attempt threw: retried at `nextAttemptAt`, or, without one, the effect is
+   * `failed` and the session gets `runtime_failed` with the reason.
+   */
+  | {
+      readonly type: 'session.effect_attempt_failed';
+      readonly effectId: string;
+      readonly error: string;
+      readonly nextAttemptAt?: number;
+      readonly at: number;
+    }
+  /** A handler returned: its events are recorded as the effect's result (saved before applied). */
+  | {
+      readonly type: 'session.effect_result';
+      readonly effectId: string;
+      readonly events: readonly RuntimeEvent[];
+      readonly at: number;
+    }
+  /** The recorded result is applied, in one step, and the effect settled. */
+  | { readonly type: 'session.effect_apply'; readonly effectId: string; readonly at: number }
+  /** Raised after a result's events: settles the effect, counting the events the session took. */
+  | {
+      readonly type: 'session.effect_applied';
+      readonly effectId: string;
+      readonly historyBefore: number;
+      readonly expected: number;
+      /** What settled it: `handler` (its recorded result) or `host` (`settleEffect` with events). */
+      readonly by: string;
+      readonly at: number;
+    }
+  /**
+   * `session.settleEffect(id, …)`, or an effect delivered with no handler: settled with
+   * these events applied (in one step), or failed with `error`, or just settled.
+   */
+  | {
+      readonly type: 'session.settle_effect';
+      readonly effectId: string;
+      readonly by: 'host' | 'delivered' | 'handler';
+      readonly events?: readonly RuntimeEvent[];
+      readonly error?: string;
+      readonly at: number;
+    };
 
 /**
  * A command for a session that comes from outside host code: a click in the inspector, or

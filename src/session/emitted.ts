@@ -2,7 +2,7 @@ import type { ContinuationBlock } from '../function/continuation.js';
 import type { LoopEffect } from '../loop/effect-types.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SignalReceipt } from '../signal/reply.js';
-import type { SessionEffectBody } from './runtime-types.js';
+import type { SessionEffect, SessionEffectType } from './runtime-types.js';
 
 /** What one idle cycle of a session decided. */
 export interface IdleReport {
@@ -74,7 +74,46 @@ export type EmittedEvent =
       readonly name: string;
     }
   | { readonly type: 'session_opened'; readonly sessionId: string }
-  | { readonly type: 'effect'; readonly sessionId: string; readonly effect: SessionEffectBody }
+  | {
+      readonly type: 'effect';
+      readonly sessionId: string;
+      readonly effect: SessionEffect;
+      /** True when it is delivered again (after an activation) because it is still pending. */
+      readonly redelivered?: boolean;
+    }
+  | {
+      readonly type: 'effect_started';
+      readonly sessionId: string;
+      readonly effectId: string;
+      readonly effectType: SessionEffectType;
+      readonly attempt: number;
+    }
+  | {
+      readonly type: 'effect_settled';
+      readonly sessionId: string;
+      readonly effectId: string;
+      readonly effectType: SessionEffectType;
+      /**
+       * What settled it: the runtime event that answered it, `handler` (its handler's result,
+       * applied), `host` (`session.settleEffect`), `delivered` (an `emit_message` with no
+       * handler), or `cancelled`.
+       */
+      readonly by: string;
+      /** Why it was cancelled, when `by` is `cancelled`. */
+      readonly reason?: string;
+      /** A result's events the session no longer accepted (skipped), when there were any. */
+      readonly skipped?: number;
+    }
+  | {
+      readonly type: 'effect_failed';
+      readonly sessionId: string;
+      readonly effectId: string;
+      readonly effectType: SessionEffectType;
+      readonly attempt: number;
+      readonly error: string;
+      /** When it will be tried again; absent after the last attempt (the effect is `failed`). */
+      readonly nextAttemptAt?: number;
+    }
   | {
       readonly type: 'note';
       readonly sessionId: string;

@@ -11,6 +11,7 @@ import type {
   AcceptanceMode,
   HistoryEntry,
   MainAgentDecision,
+  PendingEffect,
   ResumeContext,
   SkillIndexEntry,
   TimedRuntimeEvent,
@@ -94,6 +95,12 @@ export interface SessionContext {
   readonly errorReason: string | null;
   /** Every applied runtime event, in order. */
   readonly history: readonly HistoryEntry[];
+
+  // The effect outbox (DESIGN §10).
+  /** Effects emitted so far: the next one is `<sessionId>:e<effectCount + 1>`. */
+  readonly effectCount: number;
+  /** Effects emitted and not settled yet, oldest first: saved with the step that emitted them. */
+  readonly pendingEffects: readonly PendingEffect[];
 }
 
 /** What the system passes when it spawns a session. */

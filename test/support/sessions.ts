@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import {
   type AcceptanceMode,
   createRolebox,
@@ -6,8 +7,8 @@ import {
   type HostEvent,
   type RoleboxLimits,
   type RuntimeEvent,
+  type SessionEffect,
 } from '../../src/index.js';
-import type { SessionEffectBody } from '../../src/session/runtime-types.js';
 import { SimulatedClock, seededIdSource } from '../../src/testing/index.js';
 
 /** A started rolebox on a simulated clock with one session, recording every effect. */
@@ -36,7 +37,7 @@ export async function sessionHarness(
     id: 'S',
     ...(options.acceptanceMode ? { acceptanceMode: options.acceptanceMode } : {}),
   });
-  const effects = (): SessionEffectBody[] =>
+  const effects = (): SessionEffect[] =>
     events.flatMap((event) => (event.type === 'effect' ? [event.effect] : []));
   /** Where the session is: `running`, `waiting_user.input`, … */
   const where = () => {
@@ -118,3 +119,9 @@ export function follow(
     harness.session.send(event);
   }
 }
+
+/** `effect` as the session emits it: with an id `<sessionId>:e<n>` (the order is checked where it matters). */
+export const withId = <T extends object>(effect: T) => ({
+  ...effect,
+  id: expect.stringMatching(/^.+:e[1-9]\d*$/),
+});
