@@ -6,16 +6,7 @@
  * reaches `<point>`. The points: `ack` (right after `» session …, loop …`), `note` (right
  * after a progress note is printed), `round` (right after `» round n/N running`), and the
  * command dispatcher's `before-key`, `before-spawn`, `after-spawn` (a worker being started).
- * Unset, it does nothing. For tests only; never set it in production.
+ * Unset, it does nothing. For tests only; never set it in production. One implementation
+ * for every process (src/base/crash-point.ts, where the effect runner's points are listed).
  */
-export function crashPoint(point: string): void {
-  const wanted = process.env.ROLEBOX_CRASH_AT;
-  if (wanted === undefined || wanted === '') return;
-  const [name, nth = '1'] = wanted.split(':');
-  if (name !== point) return;
-  const seen = (reached.get(point) ?? 0) + 1;
-  reached.set(point, seen);
-  if (seen === Number(nth)) process.kill(process.pid, 'SIGKILL');
-}
-
-const reached = new Map<string, number>();
+export { crashPoint } from '../base/crash-point.js';

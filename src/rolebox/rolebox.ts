@@ -29,6 +29,7 @@ import type { StoreOwner } from '../ports/snapshot-store.js';
 import { CommandPath } from '../runtime/command-path.js';
 import { LoopEffectRunner } from '../runtime/loop-effect-runner.js';
 import { SessionDirectory } from '../runtime/session-directory.js';
+import { type RunnableHandler, SessionEffectRunner } from '../runtime/session-effect-runner.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { SystemAccess } from '../runtime/system-access.js';
 import type { LoopCascadeRequest } from '../session/emitted.js';
@@ -104,6 +105,8 @@ export class Rolebox {
   readonly #runner: LoopEffectRunner;
   /** Activation, passivation, claims and wake-ups of sessions. */
   readonly #runtime: SessionRuntime;
+  /** Runs the sessions' pending effects with the host's handlers (`effects`). */
+  readonly #effects: SessionEffectRunner<SessionHandle>;
   /** Who this rolebox is in the store's claims. */
   readonly #owner: StoreOwner;
   #recorder: JournalRecorder | undefined;
@@ -146,11 +149,12 @@ export class Rolebox {
         reconcileNewLoop: (sessionId) => this.#runtime.reconcileLoop(sessionId),
         reportToRegistry: (report) => this.#reportToRegistry(report),
         markRegistryForSaving: () => this.#markRegistry(),
-        deliver: (events) => this.#hub.deliver(events),
+        deliver: (events) => this.#deliver(events),
       }),
       new SessionDirectory(),
     );
     this.#access = access;
+    this.#effects = this.#effectRunner(resolved);
     this.#runner = new LoopEffectRunner({
       dispatcher: resolved.dispatcher,
       clock: resolved.clock,
@@ -180,7 +184,8 @@ export class Rolebox {
         clock: resolved.clock,
         dispatcher: resolved.dispatcher,
         restore: (sessionId, stored) => this.#restore(sessionId, stored),
-        emit: (event) => this.#hub.deliver([event]),
+        emit: (event) => this.#deliver([event]),
+        effects: this.#effects,
         report: (error, sessionId) =>
           this.#hub.deliver([{ type: 'error', ...(sessionId ? { sessionId } : {}), error }]),
       },
@@ -205,11 +210,43 @@ export class Rolebox {
       newId: (prefix) => resolved.ids.next(prefix),
       now: () => resolved.clock.now(),
       close: (sessionId) => {
+        this.#effects.dropSession(sessionId);
         access.dispatch({ type: 'system.close_session', sessionId, at: resolved.clock.now() });
         this.#runtime.closed(sessionId);
         this.#persister?.markDeleted(sessionId);
       },
     };
+  }
+
+  /** Delivers host events to the host's handlers, then lets the effect runner see them. */
+  #deliver(events: readonly HostEvent[]): void {
+    this.#hub.deliver(events);
+    this.#effects.observe(events);
+  }
+
+  /**
+   * The effect runner of this rolebox: it reads a live session's outbox, sends it the
+   * outbox commands through the command path, and waits for the persister before each step.
+   */
+  #effectRunner(resolved: ResolvedOptions): SessionEffectRunner<SessionHandle> {
+    const access = this.#access;
+    return new SessionEffectRunner<SessionHandle>({
+      clock: resolved.clock,
+      retry: resolved.effectRetry,
+      handlerFor: (type) => resolved.effects[type] as RunnableHandler<SessionHandle> | undefined,
+      pendingOf: (sessionId) =>
+        access.isLive(sessionId)
+          ? access.sessionActor(sessionId)?.getSnapshot().context.pendingEffects
+          : undefined,
+      handleOf: (sessionId) => this.session(sessionId),
+      send: (sessionId, command) => {
+        if (this.#state === 'started')
+          access.dispatch({ type: 'system.deliver', sessionId, command });
+      },
+      saved: () => this.#persister?.flush() ?? Promise.resolve(),
+      deliver: (event) => this.#hub.deliver([event]),
+      report: (error, sessionId) => this.#hub.deliver([{ type: 'error', sessionId, error }]),
+    });
   }
 
   /** The root actor, for inspection and advanced use. Throws `not_started` before `start()`. */
@@ -252,6 +289,7 @@ export class Rolebox {
       // owner that ever stopped would grow without bound for short-lived roleboxes.
       if (!this.#claimsReleased) markOwnerStopped(this.#owner.ownerId);
       this.#runtime.halt();
+      this.#effects.stop();
     };
     actor.subscribe({
       error: (error) => {
@@ -667,6 +705,7 @@ export class Rolebox {
         } finally {
           this.#persister?.dispose();
           this.#runner.stop();
+          this.#effects.stop();
           this.#claimsReleased = await this.#runtime.stop();
           // The sessions first, by their shards: stopping the root with its sessions in it
           // costs O(live²) in XState (see the shard machine's stopAll). A rolebox halted by

@@ -61,6 +61,11 @@ export interface SessionRuntimeHost {
   readonly dispatcher: Dispatcher | undefined;
   /** Decodes, checks and restores a stored session into the running system. Throws a RoleboxError. */
   restore(sessionId: string, stored: string): void;
+  /** The effect runner: a session with a handler running stays live; a retry time wakes one. */
+  readonly effects?: {
+    busy(sessionId: string): boolean;
+    wakeUpAt(sessionId: string): number | undefined;
+  };
   /** Delivers a lifecycle host event. */
   emit(event: LifecycleEvent): void;
   /** Reports a failure nobody called for (a wake-up that could not activate its session). */
@@ -226,6 +231,17 @@ export class SessionRuntime {
 
   /** Why a passivated session must be woken, as of its live state. */
   wakeUpOf(sessionId: string): WakeUp {
+    const loopWakeUp = this.#loopWakeUpOf(sessionId);
+    // A pending effect with a handler wakes its session at its retry time (at once for one
+    // that was running when its process died): the wake-up index is what survives a restart.
+    const effectAt = this.#host.effects?.wakeUpAt(sessionId);
+    if (effectAt === undefined) return loopWakeUp;
+    const at = loopWakeUp.at === undefined ? effectAt : Math.min(loopWakeUp.at, effectAt);
+    return { ...loopWakeUp, at };
+  }
+
+  /** Why a passivated session's loop must wake it. */
+  #loopWakeUpOf(sessionId: string): WakeUp {
     const loop = this.#host.access.liveLoopOf(sessionId);
     if (!loop) return { sessionId };
     const effects = loopEffectsOf(
@@ -421,7 +437,7 @@ export class SessionRuntime {
    * and not one just activated before it has handled what it was activated for.
    */
   #mayPassivate(sessionId: string): boolean {
-    if (this.#isHeld(sessionId)) return false;
+    if (this.#isHeld(sessionId) || this.#host.effects?.busy(sessionId)) return false;
     const session = this.#host.access.sessionActor(sessionId)?.getSnapshot();
     if (!session || session.context.idle !== null) return false;
     const loop = this.#host.access.liveLoopOf(sessionId);

@@ -1,0 +1,27 @@
+/**
+ * Named points where a test can have a process killed with SIGKILL, to prove that a kill
+ * there loses nothing and repeats nothing (SPEC §6).
+ *
+ * `ROLEBOX_CRASH_AT=<point>[:<n>]` kills the process the n-th time (default: the first) it
+ * reaches `<point>`. Unset, it does nothing. For tests only; never set it in production.
+ * The points are listed where they are reached: the `rolebox` command's (src/cli/crash-points.ts)
+ * and the effect runner's (`effect-saved`: an effect's step saved, before its handler runs;
+ * `effect-running`: its handler called, not returned; `effect-result-saved`: its result
+ * recorded and saved, not applied; src/runtime/session-effect-runner.ts).
+ */
+export function crashPoint(point: string): void {
+  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
+    ?.env;
+  const wanted = env?.ROLEBOX_CRASH_AT;
+  if (wanted === undefined || wanted === '') return;
+  const [name, nth = '1'] = wanted.split(':');
+  if (name !== point) return;
+  const seen = (reached.get(point) ?? 0) + 1;
+  reached.set(point, seen);
+  const proc = globalThis as unknown as {
+    process: { pid: number; kill(pid: number, signal: string): void };
+  };
+  if (seen === Number(nth)) proc.process.kill(proc.process.pid, 'SIGKILL');
+}
+
+const reached = new Map<string, number>();

@@ -1,0 +1,328 @@
+import { crashPoint } from '../base/crash-point.js';
+import { describeValue } from '../errors.js';
+import type { Clock, TimerHandle } from '../ports/clock.js';
+import type { EffectCommand } from '../session/commands.js';
+import type { EmittedEvent } from '../session/emitted.js';
+import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
+import type { PendingEffect, RuntimeEvent, SessionEffect } from '../session/runtime-types.js';
+
+/** How a handler that throws is retried: attempts in all, and the doubling delay between them. */
+export interface EffectRetryPolicy {
+  readonly maxAttempts: number;
+  readonly initialDelayMs: number;
+  readonly maxDelayMs: number;
+}
+
+/** What a handler is called with besides its effect (`H` is the session handle type). */
+export interface EffectRunContext<H> {
+  readonly session: H;
+  readonly signal: AbortSignal;
+  readonly attempt: number;
+  readonly idempotencyKey: string;
+}
+
+/** A handler as the runner calls it: what it returns is checked before it is recorded. */
+export type RunnableHandler<H> = (
+  effect: SessionEffect,
+  ctx: EffectRunContext<H>,
+) => unknown | Promise<unknown>;
+
+/** What the runner needs of its rolebox. */
+export interface SessionEffectRunnerDeps<H> {
+  readonly clock: Clock;
+  readonly retry: EffectRetryPolicy;
+  /** The handler for an effect type, if the host gave one. */
+  handlerFor(type: SessionEffect['type']): RunnableHandler<H> | undefined;
+  /** The live session's outbox, or undefined when it is not live here. */
+  pendingOf(sessionId: string): readonly PendingEffect[] | undefined;
+  /** The session's handle (what handlers get as `ctx.session`). */
+  handleOf(sessionId: string): H;
+  /** Sends an outbox command to the live session (through the command path: saved, delivered). */
+  send(sessionId: string, command: EffectCommand): void;
+  /** Settles once everything changed so far is saved (at once without a store). */
+  saved(): Promise<void>;
+  /** Delivers a host event the runner makes itself (a redelivered `effect`). */
+  deliver(event: EmittedEvent): void;
+  /** Reports a failure nobody called for. */
+  report(error: Error, sessionId: string): void;
+}
+
+/** One effect being worked on here: its abort, and (while waiting to retry) its timer. */
+interface Work {
+  readonly sessionId: string;
+  readonly controller: AbortController;
+  timer?: TimerHandle;
+  /** Settles when the current step (an attempt, an apply) is over. */
+  running?: Promise<void>;
+}
+
+/**
+ * Runs a session's pending effects with the host's handlers (DESIGN §10), beside the
+ * loop effect runner: the only code that calls a handler. An effect runs only once the
+ * snapshot that recorded it is saved; its result is recorded and saved before it is applied
+ * (in one step, by the machine); a thrown error is retried with backoff on the clock, the
+ * next attempt kept in the outbox (`nextAttemptAt`) so a wake-up finds it after a restart.
+ * Effects with no handler are the host's: delivered as `effect` host events, and again
+ * (`redelivered: true`) after every activation while they are pending. Everything it does
+ * is asked again by {@link reconcile} (after each step, on activation), so asking twice
+ * performs once.
+ */
+export class SessionEffectRunner<H> {
+  readonly #deps: SessionEffectRunnerDeps<H>;
+  readonly #work = new Map<string, Work>();
+  #stopped = false;
+
+  constructor(deps: SessionEffectRunnerDeps<H>) {
+    this.#deps = deps;
+  }
+
+  /** Whether an effect with a handler may run here (the rolebox has one for its type). */
+  hasHandler(type: SessionEffect['type']): boolean {
+    return this.#deps.handlerFor(type) !== undefined;
+  }
+
+  /**
+   * Reacts to the host events of a step: new effects are run (or, with no handler and no
+   * answer but delivery, settled as delivered), effects settled while running are aborted,
+   * an activated session is reconciled (and its host effects redelivered), a passivated or
+   * closed one forgotten.
+   */
+  observe(events: readonly { readonly type: string; readonly sessionId?: string }[]): void {
+    if (this.#stopped) return;
+    const touched = new Set<string>();
+    for (const event of events) {
+      const sessionId = event.sessionId;
+      if (sessionId === undefined) continue;
+      switch (event.type) {
+        case 'effect':
+        case 'effect_failed':
+          touched.add(sessionId);
+          break;
+        case 'effect_settled':
+          if ('effectId' in event && typeof event.effectId === 'string')
+            this.#abort(event.effectId);
+          break;
+        case 'session_activated':
+          this.reconcile(sessionId, true);
+          break;
+        case 'session_passivated':
+          this.dropSession(sessionId);
+          break;
+      }
+    }
+    for (const sessionId of touched) this.reconcile(sessionId, false);
+  }
+
+  /**
+   * Starts what session `sessionId`'s outbox needs as it stands: each pending effect with a
+   * handler not already in hand here (at once, or at its retry time), each recorded result
+   * not yet applied; with `activated`, the effects without a handler are delivered again.
+   */
+  reconcile(sessionId: string, activated: boolean): void {
+    if (this.#stopped) return;
+    const pending = this.#deps.pendingOf(sessionId);
+    if (!pending) return;
+    for (const entry of pending) {
+      if (entry.status === 'failed') continue;
+      const handled = entry.result !== undefined || this.hasHandler(entry.effect.type);
+      if (!handled) {
+        if (activated)
+          this.#deps.deliver({
+            type: 'effect',
+            sessionId,
+            effect: entry.effect,
+            redelivered: true,
+          });
+        if (entry.effect.type === 'emit_message') this.#settleDelivered(sessionId, entry.id);
+        continue;
+      }
+      if (this.#work.has(entry.id)) continue;
+      const work: Work = { sessionId, controller: new AbortController() };
+      this.#work.set(entry.id, work);
+      const delay = Math.max(0, (entry.nextAttemptAt ?? 0) - this.#deps.clock.now());
+      if (entry.result === undefined && delay > 0)
+        work.timer = this.#deps.clock.setTimeout(() => {
+          delete work.timer;
+          this.#start(entry.id, work);
+        }, delay);
+      else this.#start(entry.id, work);
+    }
+  }
+
+  /** Whether session `sessionId` has an effect in hand here (a handler running, a result being applied). */
+  busy(sessionId: string): boolean {
+    for (const work of this.#work.values())
+      if (work.sessionId === sessionId && work.running !== undefined) return true;
+    return false;
+  }
+
+  /** The earliest retry time among the session's effects with a handler (for its wake-up). */
+  wakeUpAt(sessionId: string): number | undefined {
+    let at: number | undefined;
+    for (const entry of this.#deps.pendingOf(sessionId) ?? []) {
+      if (entry.status === 'failed') continue;
+      if (entry.result === undefined && !this.hasHandler(entry.effect.type)) continue;
+      const due = entry.nextAttemptAt ?? this.#deps.clock.now();
+      at = at === undefined ? due : Math.min(at, due);
+    }
+    return at;
+  }
+
+  /** Forgets a session's effects here (passivated, closed, dropped), aborting what runs. */
+  dropSession(sessionId: string): void {
+    for (const [effectId, work] of [...this.#work])
+      if (work.sessionId === sessionId) this.#abort(effectId);
+  }
+
+  /** Aborts every handler and retry timer: the rolebox stops. */
+  stop(): void {
+    for (const effectId of [...this.#work.keys()]) this.#abort(effectId);
+    this.#stopped = true;
+  }
+
+  #abort(effectId: string): void {
+    const work = this.#work.get(effectId);
+    if (!work) return;
+    this.#work.delete(effectId);
+    if (work.timer !== undefined) this.#deps.clock.clearTimeout(work.timer);
+    work.controller.abort();
+  }
+
+  /** The live entry `effectId` of the session, if it is still pending and this work is current. */
+  #current(effectId: string, work: Work): PendingEffect | undefined {
+    if (this.#stopped || this.#work.get(effectId) !== work || work.controller.signal.aborted)
+      return undefined;
+    return this.#deps.pendingOf(work.sessionId)?.find((entry) => entry.id === effectId);
+  }
+
+  #start(effectId: string, work: Work): void {
+    work.running = this.#step(effectId, work)
+      .catch((error: unknown) =>
+        this.#deps.report(
+          error instanceof Error ? error : new Error(String(error)),
+          work.sessionId,
+        ),
+      )
+      .finally(() => {
+        if (this.#work.get(effectId) === work) this.#work.delete(effectId);
+      });
+  }
+
+  /** One step of an effect: apply its recorded result, or run its handler once. */
+  async #step(effectId: string, work: Work): Promise<void> {
+    // Nothing runs before the snapshot that recorded the effect (or its result) is saved.
+    await this.#deps.saved();
+    const entry = this.#current(effectId, work);
+    if (!entry || entry.status === 'failed') return;
+    if (entry.result !== undefined) {
+      this.#deps.send(work.sessionId, { type: 'session.effect_apply', effectId, at: this.#now() });
+      return;
+    }
+    crashPoint('effect-saved');
+    const handler = this.#deps.handlerFor(entry.effect.type);
+    if (!handler) return;
+    const attempt = entry.attempts + 1;
+    this.#deps.send(work.sessionId, {
+      type: 'session.effect_started',
+      effectId,
+      attempt,
+      at: this.#now(),
+    });
+    let events: RuntimeEvent[];
+    try {
+      const running = Promise.resolve().then(() =>
+        handler(entry.effect, {
+          session: this.#deps.handleOf(work.sessionId),
+          signal: work.controller.signal,
+          attempt,
+          idempotencyKey: effectId,
+        }),
+      );
+      crashPoint('effect-running');
+      events = checkedEvents(await running);
+    } catch (error) {
+      if (!this.#current(effectId, work)) return;
+      this.#failed(effectId, work, attempt, error);
+      return;
+    }
+    if (!this.#current(effectId, work)) return;
+    if (events.length === 0) {
+      this.#deps.send(work.sessionId, {
+        type: 'session.settle_effect',
+        effectId,
+        by: 'handler',
+        at: this.#now(),
+      });
+      return;
+    }
+    // Recorded and saved before it is applied: a crash in between applies it on restart,
+    // and the handler is not called again.
+    this.#deps.send(work.sessionId, {
+      type: 'session.effect_result',
+      effectId,
+      events,
+      at: this.#now(),
+    });
+    await this.#deps.saved();
+    crashPoint('effect-result-saved');
+    if (this.#current(effectId, work)?.result === undefined) return;
+    this.#deps.send(work.sessionId, { type: 'session.effect_apply', effectId, at: this.#now() });
+  }
+
+  /** A failed attempt: retried after a backoff, or, after the last one, the effect fails. */
+  #failed(effectId: string, work: Work, attempt: number, error: unknown): void {
+    const { retry } = this.#deps;
+    const reason = error instanceof Error ? error.message : describeValue(error);
+    const last = attempt >= retry.maxAttempts;
+    const delay = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1));
+    this.#work.delete(effectId);
+    this.#deps.send(work.sessionId, {
+      type: 'session.effect_attempt_failed',
+      effectId,
+      error: reason,
+      ...(last ? {} : { nextAttemptAt: this.#now() + delay }),
+      at: this.#now(),
+    });
+  }
+
+  #settleDelivered(sessionId: string, effectId: string): void {
+    if (this.#work.has(effectId)) return;
+    const work: Work = { sessionId, controller: new AbortController() };
+    this.#work.set(effectId, work);
+    work.running = this.#deps
+      .saved()
+      .then(() => {
+        if (this.#current(effectId, work))
+          this.#deps.send(sessionId, {
+            type: 'session.settle_effect',
+            effectId,
+            by: 'delivered',
+            at: this.#now(),
+          });
+      })
+      .catch((error: unknown) =>
+        this.#deps.report(error instanceof Error ? error : new Error(String(error)), sessionId),
+      )
+      .finally(() => {
+        if (this.#work.get(effectId) === work) this.#work.delete(effectId);
+      });
+  }
+
+  #now(): number {
+    return this.#deps.clock.now();
+  }
+}
+
+/**
+ * A handler's return checked as runtime events are (zod, per type): nothing, or an array of
+ * them. Throws a `RoleboxError` (`invalid_event` / `invalid_argument`) otherwise, which
+ * counts as a failed attempt.
+ */
+function checkedEvents(returned: unknown): RuntimeEvent[] {
+  if (returned === undefined || returned === null) return [];
+  if (!Array.isArray(returned))
+    throw new TypeError(
+      `an effect handler must return an array of runtime events or nothing, got ${describeValue(returned)}`,
+    );
+  return returned.map((event) => parseRuntimeEvent(event));
+}
