@@ -8,15 +8,18 @@
 // For a real provider, change one line: `const model = (_role: 'main' | 'poet') =>
 // openai('gpt-4.1')` (or any AI SDK model); nothing else changes.
 //
-// The session lives in a SQLite store. WRITING_AGENT_STORE names the store file (default
+// The session lives in a SQLite store, its pending effects with it: run this again after a
+// kill (WRITING_AGENT_RESUME=1) and it goes on from where the store left it; the runtime runs
+// what was pending, and an agent whose answer was saved is not called again.
+// WRITING_AGENT_STORE names the store file (default
 // .rolebox/writing-agent.db, emptied first unless WRITING_AGENT_RESUME=1);
 // WRITING_AGENT_CALLS names a file that gets one line per model call: the effect id and
 // the agent.
 import { appendFileSync, mkdirSync, rmSync } from 'node:fs';
 import { dirname } from 'node:path';
 import { MockLanguageModelV3 } from 'ai/test';
-import { createRolebox, type Rolebox, type RuntimeEvent, type SessionHandle } from 'rolebox';
-import { type AgentEffectHandlers, agentEffects } from 'rolebox/ai';
+import { createRolebox, type SessionHandle } from 'rolebox';
+import { agentEffects } from 'rolebox/ai';
 import { SqliteSnapshotStore } from 'rolebox/sqlite';
 
 const file = process.env.WRITING_AGENT_STORE ?? '.rolebox/writing-agent.db';
@@ -32,8 +35,9 @@ const agents = agentEffects({
     poet: { model: model('poet'), description: 'writes short poems', artifactName: 'haiku' },
   },
 });
-const rb = createRolebox({ store });
-runEffects(rb, agents);
+// The runtime runs each effect the session asks for with its handler, and applies the
+// events the handler returns (recorded and saved first, so a restart never runs it twice).
+const rb = createRolebox({ store, effects: agents });
 await rb.start();
 const session = await rb.openSession({ id: 'haiku', ifOpen: 'reuse' });
 if (session.view().phase === 'idle') {
@@ -89,31 +93,6 @@ async function playTheUser(session: SessionHandle): Promise<void> {
         throw new Error(`the script has no answer for ${waitingReason.kind}`);
     }
   }
-}
-
-/**
- * Carries out each effect the session asks for with its agent, and sends the agent's events.
- * (Until the runtime runs `createRolebox({ effects: agents })` itself, the host does it
- * from the `effect` host events.)
- */
-function runEffects(rb: Rolebox, agents: AgentEffectHandlers): void {
-  rb.on('effect', ({ sessionId, effect }) => {
-    if (!(effect.type in agents)) return;
-    const session = rb.session(sessionId);
-    const ctx = {
-      session,
-      signal: new AbortController().signal,
-      attempt: 1,
-      idempotencyKey: effect.id,
-    };
-    const handler = agents[effect.type as keyof AgentEffectHandlers] as (
-      effect: unknown,
-      ctx: unknown,
-    ) => Promise<RuntimeEvent[]>;
-    void handler(effect, ctx).then((events) => {
-      for (const event of events) session.send(event);
-    });
-  });
 }
 
 /** Waits until the session pauses: its effects ran and it waits for the user, or it ended. */
