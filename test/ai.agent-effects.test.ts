@@ -12,6 +12,7 @@ import {
   type RuntimeEvent,
   type SessionHandle,
 } from '../src/index.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { startWith } from './support/rolebox.js';
 
@@ -489,6 +490,42 @@ describe('createRolebox({ effects: agentEffects(…) })', () => {
     const made = createRolebox({ effects: handlers });
     await made.start();
     await made.stop();
+  });
+
+  it('run by the runtime: a model without a decision fails its attempt, the retry decides, once', async () => {
+    const clock = new SimulatedClock(1_000);
+    const model = scripted(
+      { text: 'Let me think.' },
+      { toolName: 'decide', input: { kind: 'ask_user', message: 'Which season?' } },
+    );
+    rb = createRolebox({
+      clock,
+      effects: agentEffects({ mainAgent: { model, maxSteps: 1 }, workers: {} }),
+      effectRetry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 },
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 'S1' });
+    session.send({
+      type: 'session_started',
+      availableSkills: [{ name: 'write' }],
+      initialSkill: 'write',
+    });
+    session.send({ type: 'user_submitted_input', text: 'A haiku' });
+    await vi.waitFor(() =>
+      expect(session.view().pendingEffects[0]).toMatchObject({
+        id: 'S1:e1',
+        attempts: 1,
+        lastError: expect.stringContaining('the main agent ended without a decision'),
+      }),
+    );
+    expect(session.view().phase).toBe('running');
+    clock.advance(100);
+    await vi.waitFor(() =>
+      expect(session.view().waitingReason).toEqual({ kind: 'input', message: 'Which season?' }),
+    );
+    expect(model.doGenerateCalls).toHaveLength(2);
+    // Settled by its decision; the question's emit_message, with no handler, once delivered.
+    expect(session.view().pendingEffects).toEqual([]);
   });
 });
 
