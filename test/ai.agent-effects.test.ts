@@ -529,6 +529,37 @@ describe('createRolebox({ effects: agentEffects(…) })', () => {
   });
 });
 
+describe('run by the runtime: cancellation reaches the model call', () => {
+  it('closing the session while the main agent runs aborts its model call', async () => {
+    let seen: AbortSignal | undefined;
+    const model = new MockLanguageModelV3({
+      doGenerate: ({ abortSignal }) => {
+        seen = abortSignal;
+        return new Promise((_, reject) => {
+          abortSignal?.addEventListener('abort', () => reject(abortSignal.reason), { once: true });
+        });
+      },
+    });
+    rb = createRolebox({
+      clock: new SimulatedClock(1_000),
+      effects: agentEffects({ mainAgent: { model }, workers: {} }),
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 'S1' });
+    session.send({
+      type: 'session_started',
+      availableSkills: [{ name: 'write' }],
+      initialSkill: 'write',
+    });
+    session.send({ type: 'user_submitted_input', text: 'A haiku' });
+    await vi.waitFor(() => expect(seen).toBeDefined());
+    expect(seen?.aborted).toBe(false);
+    session.close();
+    await vi.waitFor(() => expect(seen?.aborted).toBe(true));
+    expect(model.doGenerateCalls).toHaveLength(1);
+  });
+});
+
 describe('bad options and contexts are invalid_argument', () => {
   const model = scripted({ text: 'unused' });
   it.each([
