@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import { loopStateOf } from '../../../machines/loop.machine.js';
-import type { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { functionChildId, LOOP_CHILD_ID } from '../../base/actor-ids.js';
 import { topStateOf } from '../../base/state-value.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
@@ -14,7 +12,7 @@ import {
 } from '../../persistence/snapshot-schemas.js';
 import { runtimePhaseOf } from '../../rolebox/views.js';
 import type { Output } from '../output.js';
-import { openStoreFile } from '../store-file.js';
+import { openExistingStoreFile } from '../store-file.js';
 
 /** One stored session as `rolebox status` shows it. */
 export interface SessionStatus {
@@ -41,13 +39,6 @@ export interface StoredSession {
   readonly value: unknown;
 }
 
-/** The SQLite store at `storePath`, refused when there is none (it would be created empty). */
-function openExistingStore(storePath: string): SqliteSnapshotStore {
-  if (!existsSync(storePath))
-    throw new RoleboxError('invalid_argument', `no store at ${describeValue(storePath)}`);
-  return openStoreFile(storePath);
-}
-
 /**
  * Reads one session from the store without starting anything.
  * Throws: `invalid_argument` when there is no store, `unknown_session` when it holds no
@@ -57,7 +48,7 @@ export async function readStoredSession(
   storePath: string,
   sessionId: string,
 ): Promise<StoredSession> {
-  const store = openExistingStore(storePath);
+  const store = openExistingStoreFile(storePath);
   try {
     const data =
       sessionId === SYSTEM_RECORD_ID || isForeignRecordId(sessionId)
@@ -80,7 +71,7 @@ export async function readStoredSession(
  * no worker is touched. A record that cannot be read is listed with why.
  */
 export async function readStatus(storePath: string): Promise<SessionStatus[]> {
-  const store = openExistingStore(storePath);
+  const store = openExistingStoreFile(storePath);
   try {
     const rows: SessionStatus[] = [];
     for (const record of await store.loadAll()) {
