@@ -48,6 +48,8 @@ export const ERROR_CODES = {
   restate_failed: 'a call through a Restate server that could not be made or did not succeed',
   missing_dependency: 'an optional package a feature needs is not installed',
   port_in_use: 'a port to listen on that another process already holds',
+  invalid_agent_output:
+    'an agent (rolebox/ai agentEffects) whose model ended without a valid decision or result',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

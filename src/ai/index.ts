@@ -1,11 +1,21 @@
 /**
- * `rolebox/ai`: rolebox's tools for LLM agents. The AI SDK wrappers need `ai` (6.x) for their
+ * `rolebox/ai`: rolebox's tools for LLM agents, and agents as a session's effect handlers
+ * (agentEffects, which loads `ai` 6.x when a handler first runs). The AI SDK wrappers need `ai` for their
  * types only, the MCP server loads @modelcontextprotocol/sdk (1.x) when it is made; the plain
  * definitions need neither.
  *
  * @module rolebox/ai
  */
 
+export {
+  type AgentEffectHandler,
+  type AgentEffectHandlers,
+  type AgentEffectsOptions,
+  type AgentSpec,
+  agentEffects,
+  type WorkerAgentSpec,
+} from './agent-effects.js';
+export { DECISION_KINDS } from './agent-tools.js';
 export {
   aiTool,
   loopTool,
