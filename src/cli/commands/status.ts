@@ -13,6 +13,7 @@ import {
   sessionContextSchema,
 } from '../../persistence/snapshot-schemas.js';
 import { runtimePhaseOf } from '../../rolebox/views.js';
+import type { PendingEffect } from '../../session/runtime-types.js';
 import type { Output } from '../output.js';
 import { openStoreFile } from '../store-file.js';
 
@@ -39,6 +40,8 @@ export interface StoredSession {
   readonly slots: unknown;
   /** The session machine's state value (what `rolebox chart` highlights). */
   readonly value: unknown;
+  /** The effects it emitted and has not settled yet, oldest first (its outbox). */
+  readonly pendingEffects: readonly PendingEffect[];
 }
 
 /** The SQLite store at `storePath`, refused when there is none (it would be created empty). */
@@ -139,7 +142,13 @@ function readSession(sessionId: string, stored: unknown): StoredSession {
     functions,
     ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
   };
-  return { status, ...(loop ? { loop } : {}), slots: context.slots, value: snapshot.value };
+  return {
+    status,
+    ...(loop ? { loop } : {}),
+    slots: context.slots,
+    value: snapshot.value,
+    pendingEffects: context.pendingEffects as PendingEffect[],
+  };
 }
 
 /** Lays rows out as a plain-text table. */
