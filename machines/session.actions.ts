@@ -37,8 +37,6 @@ import {
   type SessionEffectBody,
   type TimedRuntimeEvent,
 } from '../src/session/runtime-types.js';
-import { makeSignalReceipt } from '../src/signal/reply.js';
-import type { SignalArgs } from '../src/signal/schema.js';
 import { childSnapshot } from '../src/system/child-snapshot.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import type { SessionLoopReport } from '../src/system/machine-types.js';
@@ -144,7 +142,7 @@ export const emitToHost = (event: SystemEmitted) => outbound({ type: 'host', eve
  * The named action `recordEffect`: the effect is numbered, put in the outbox and emitted
  * (machines/session.outbox.ts). `_sessionId` is kept so that call sites read as before.
  */
-const effect = (_sessionId: string, sessionEffect: SessionEffectBody) =>
+export const effect = (_sessionId: string, sessionEffect: SessionEffectBody) =>
   ({ type: 'recordEffect', params: sessionEffect }) as const;
 
 /** Params that are the transition's own event: its type is checked at the call site. */
@@ -360,53 +358,23 @@ const runtimeActions = {
     enqueue.assign({ waitingReason: { kind: 'input', message } });
     enqueue(effect(context.sessionId, { type: 'emit_message', message }));
   }),
-  waitForSignalAnswer: sessionAction(({ context, enqueue }, { signal }: { signal: SignalArgs }) => {
-    const payload = signal.payload ?? {};
-    const said = payload.reason ?? payload.message ?? payload.question;
-    const message =
-      typeof said === 'string' && said !== '' ? said : `the agent signalled ${signal.type}`;
-    enqueue.assign({ waitingReason: { kind: 'input', message } });
-    enqueue(effect(context.sessionId, { type: 'emit_message', message }));
-  }),
 };
 
 /** The facts the session's functions are told now. */
-const factsNow = (context: SessionContext, self: AnyActorRef, extraArtifact?: string) =>
+export const factsNow = (context: SessionContext, self: AnyActorRef, extraArtifact?: string) =>
   factsOf(context, artifactsOf(self), extraArtifact);
 
 /** Where activations and deactivations come from, and when. */
 type FunctionChange = { names: readonly string[]; at: number; by: string };
 
 /**
- * The routing actions of the container: the session routes signals, tool reports, idle
- * cycles, user messages and values to its function actors. What to do is decided by the
+ * The routing actions of the container: the session routes tool reports, idle cycles, user
+ * messages and values to its function actors (agent signals: `signalActions` in
+ * session.machine.ts). What to do is decided by the
  * plain functions of `src/session/`.
  */
 function routingActions(env: MachineEnv) {
   return {
-    routeSignal: sessionAction(
-      ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
-        const facts = factsNow(context, self);
-        for (const name of context.liveFunctions)
-          enqueue.sendTo(functionChildId(name), {
-            type: 'fn.signal',
-            signal,
-            facts,
-            at,
-          });
-        const recordedOn = [...context.liveFunctions];
-        enqueue.assign({ updatedAt: at });
-        enqueue(
-          emitToHost({
-            type: 'signal',
-            sessionId: context.sessionId,
-            receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload),
-            payload: signal.payload ?? {},
-            recordedOn,
-          }),
-        );
-      },
-    ),
     routeTool: sessionAction(
       ({ context, self, enqueue }, { tool, at }: { tool: string; at: number }) => {
         const facts = factsNow(context, self);

@@ -1,4 +1,5 @@
 import { enqueueActions, setup } from 'xstate';
+import { functionChildId } from '../src/base/actor-ids.js';
 import { artifactStoreLogic } from '../src/session/artifact-store.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
@@ -10,6 +11,7 @@ import {
 } from '../src/session/runtime-rules.js';
 import type { MainAgentDecision } from '../src/session/runtime-types.js';
 import { isPausingSignal } from '../src/signal/catalogue.js';
+import { makeSignalReceipt } from '../src/signal/reply.js';
 import type { SignalArgs } from '../src/signal/schema.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import { withFastContext } from './fast-context.js';
@@ -18,7 +20,11 @@ import { createLoopMachine, type LoopMachine } from './loop.machine.js';
 import {
   ARTIFACTS_CHILD_ID,
   createSessionActions,
+  effect,
+  emitToHost,
+  factsNow,
   programmaticReview,
+  sessionAction,
   userReview,
   withEvent,
 } from './session.actions.js';
@@ -41,6 +47,48 @@ export interface SessionMachineFactories {
 
 /** What a session machine is built with: the machine environment and, optionally, replacement factories. */
 export type SessionMachineEnv = MachineEnv & { readonly factories?: SessionMachineFactories };
+
+/**
+ * How a session takes an agent's signal (`session.signal`, in every phase): each live
+ * function is told (`fn.signal`, with the facts as of now) and decides for itself (a
+ * pausing one gates it, machines/function.machine.ts); the host gets the receipt. In
+ * `running`, a pausing signal that no function takes makes the session wait for the user.
+ * Here rather than with the other actions (session.actions.ts) so that the path of a
+ * signal reads in this one file.
+ */
+const signalActions = {
+  routeSignal: sessionAction(
+    ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
+      const facts = factsNow(context, self);
+      for (const name of context.liveFunctions)
+        enqueue.sendTo(functionChildId(name), {
+          type: 'fn.signal',
+          signal,
+          facts,
+          at,
+        });
+      const recordedOn = [...context.liveFunctions];
+      enqueue.assign({ updatedAt: at });
+      enqueue(
+        emitToHost({
+          type: 'signal',
+          sessionId: context.sessionId,
+          receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload),
+          payload: signal.payload ?? {},
+          recordedOn,
+        }),
+      );
+    },
+  ),
+  waitForSignalAnswer: sessionAction(({ context, enqueue }, { signal }: { signal: SignalArgs }) => {
+    const payload = signal.payload ?? {};
+    const said = payload.reason ?? payload.message ?? payload.question;
+    const message =
+      typeof said === 'string' && said !== '' ? said : `the agent signalled ${signal.type}`;
+    enqueue.assign({ waitingReason: { kind: 'input', message } });
+    enqueue(effect(context.sessionId, { type: 'emit_message', message }));
+  }),
+};
 
 /**
  * Builds the session machine for one rolebox.
@@ -102,7 +150,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       pausingSignalUnhandled: ({ context }, { signal }: { signal: SignalArgs }) =>
         isPausingSignal(signal.type) && context.liveFunctions.length === 0,
     },
-    actions: { ...createSessionActions(env), ...outboxActions },
+    actions: { ...createSessionActions(env), ...signalActions, ...outboxActions },
   }).createMachine({
     id: 'session',
     context: ({ input }) => ({

@@ -55,6 +55,7 @@ describe('rolebox --help of every command', () => {
         'rolebox resume',
         'rolebox status',
         'rolebox show',
+        'rolebox send',
         'rolebox chart',
         'rolebox inspect',
         'rolebox replay',

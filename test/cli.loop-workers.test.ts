@@ -20,7 +20,7 @@ import {
   SESSION_WORKER_SLOT,
 } from '../src/cli/loop-runs.js';
 import { LoopWorkerDispatcher } from '../src/cli/loop-worker-dispatcher.js';
-import { OwnSessionsStore } from '../src/cli/own-sessions-store.js';
+import { ownSessionsStore } from '../src/cli/own-sessions-store.js';
 import { isRoleboxError } from '../src/errors.js';
 import { createRolebox, MemorySnapshotStore } from '../src/index.js';
 import { ROLEBOX_BIN, runCli, startCli } from './support/cli.js';
@@ -398,14 +398,14 @@ describe('LoopWorkerDispatcher', () => {
   });
 });
 
-describe('OwnSessionsStore', () => {
+describe('ownSessionsStore', () => {
   it('reads the wake-ups of the sessions this process drives only', async () => {
     const store = new MemorySnapshotStore();
     await store.setWakeUps([
       { sessionId: 'mine', at: 10 },
       { sessionId: 'other', at: 5 },
     ]);
-    const own = new OwnSessionsStore(store);
+    const own = ownSessionsStore(store);
     expect(await own.loadWakeUps()).toEqual([]);
     own.drive('mine');
     expect(await own.loadWakeUps()).toEqual([{ sessionId: 'mine', at: 10 }]);

@@ -16,7 +16,7 @@ import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
 const fixtures = join(import.meta.dirname, 'fixtures');
-const COMMANDS = ['loop', 'resume', 'status', 'show', 'inspect', 'replay', 'demo', 'mcp'];
+const COMMANDS = ['loop', 'resume', 'status', 'show', 'send', 'inspect', 'replay', 'demo', 'mcp'];
 
 let dir: string;
 const running: CliProcess[] = [];

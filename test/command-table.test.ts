@@ -1,14 +1,21 @@
 // The command table (src/rolebox/command-table.ts) against every surface derived from it:
 // the session and artifacts handles (their prototypes and their guard), the Restate
-// object's exclusive and shared handlers, and the Restate client's handle, method by method
-// down to the handler each one posts to. A method added to a handle without a row, a row
-// without a method, or a handler the table does not name fails here.
+// object's exclusive and shared handlers, the Restate client's handle, method by method
+// down to the handler each one posts to, the agent tools, and `rolebox send`. A method
+// added to a handle without a row, a row without a method, a handler the table does not
+// name, or a row `send` does not reach fails here.
+
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, describe, expect, expectTypeOf, it, vi } from 'vitest';
 import { z } from 'zod';
+import { SqliteSnapshotStore } from '../src/adapters/sqlite-snapshot-store.js';
 import { createMcpServer, ROLEBOX_TOOL_NAMES } from '../src/ai/index.js';
 import { toolSpec } from '../src/ai/tools.js';
+import { main } from '../src/cli/main.js';
 import { ERROR_CODES } from '../src/errors.js';
 import { createRolebox } from '../src/index.js';
 import {
@@ -346,3 +353,97 @@ describe('the agent tools', () => {
     }
   });
 });
+
+describe('rolebox send', () => {
+  /**
+   * Arguments each row's schema takes, as a user types them after `rolebox send <id> <command>`.
+   * A new row without an entry here fails below: say how `send` reaches it.
+   */
+  const TYPED: Readonly<Record<string, readonly string[]>> = {
+    send: ['{"type":"user_confirmed_intake"}'],
+    toolCall: ['{"name":"grep","kind":"loop"}'],
+    facts: [],
+    setSlot: ['key', '{"n":1}'],
+    activate: ['approval'],
+    deactivate: ['approval'],
+    signal: ['{"type":"answer"}'],
+    tool: ['|signal:answer|'],
+    startLoop: ['|loop:2| summarise', '{"agent":"a"}'],
+    stopLoop: ['{"now":true}'],
+    observeTool: ['grep'],
+    idle: [],
+    message: ['hello'],
+    resume: ['approval'],
+    setKv: ['approval', 'key', '42'],
+    settleEffect: ['s1:e1', '{"error":"no model"}'],
+    view: [],
+    close: [],
+    'artifacts.write': ['{"name":"notes","content":"x"}'],
+    'artifacts.setStatus': ['a1', 'accepted'],
+    'artifacts.get': ['a1'],
+    'artifacts.require': ['a1'],
+    'artifacts.list': [],
+    'artifacts.facts': [],
+  };
+  let dir: string | undefined;
+
+  afterEach(async () => {
+    vi.restoreAllMocks();
+    if (dir) await rm(dir, { recursive: true, force: true });
+    dir = undefined;
+  });
+
+  it("reaches every row: `send <command>` runs the row's method on its handle with the arguments typed", async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rolebox-table-'));
+    const store = join(dir, 'state.db');
+    const sqlite = new SqliteSnapshotStore(store);
+    const rb = createRolebox({ store: sqlite, saveDebounceMs: 0 });
+    await rb.start();
+    await rb.openSession({ id: 's1' });
+    await rb.stop();
+    await sqlite.close();
+    const surfaces = [
+      { prefix: '', rows: SESSION_COMMAND_ROWS as CommandRows, prototype: SessionHandle.prototype },
+      {
+        prefix: 'artifacts.',
+        rows: ARTIFACT_COMMAND_ROWS as CommandRows,
+        prototype: ArtifactsHandle.prototype,
+      },
+    ];
+    let reached = 0;
+    for (const { prefix, rows, prototype } of surfaces)
+      for (const [method, row] of Object.entries(rows)) {
+        const name = `${prefix}${method}`;
+        const typed = TYPED[name];
+        expect(typed, `how does \`rolebox send\` reach ${name}? add it to TYPED`).toBeDefined();
+        // The method itself is not run: this asserts that send calls it, and with what.
+        const spy = vi
+          .spyOn(prototype as unknown as Record<string, (...args: unknown[]) => unknown>, method)
+          .mockImplementation(() => ({ reached: name }));
+        const printed: string[] = [];
+        const output = { out: (line: string) => printed.push(line), err: () => {} };
+        const code = await main(
+          ['send', 's1', name, ...(typed ?? []), '--store', store, '--json'],
+          output,
+        );
+        expect(code, name).toBe(0);
+        expect(JSON.parse(printed.join('\n')).result, name).toEqual({ reached: name });
+        expect(spy, name).toHaveBeenCalledWith(...row.arguments.parse(typed?.map(parseTyped)));
+        spy.mockRestore();
+        reached++;
+      }
+    expect(reached).toBe(
+      Object.keys(SESSION_COMMAND_ROWS).length + Object.keys(ARTIFACT_COMMAND_ROWS).length,
+    );
+    expect(Object.keys(TYPED)).toHaveLength(reached);
+  }, 120_000);
+});
+
+/** A typed argument's value: JSON, else the text. */
+function parseTyped(text: string): unknown {
+  try {
+    return JSON.parse(text);
+  } catch {
+    return text;
+  }
+}

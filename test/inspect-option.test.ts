@@ -18,7 +18,7 @@ describe('inspect: Stately', () => {
       const error = errorOf(() => createRolebox({ inspect }));
       expect(error.code).toBe('invalid_argument');
       expect(error.message).toBe(
-        "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+        "inspect: 'stately' opens Stately's inspector in a browser; in Node use { stately: { port } } to serve Stately viewers, or { url } with `rolebox inspect`",
       );
     }
   });
@@ -26,11 +26,11 @@ describe('inspect: Stately', () => {
   it.each([
     [
       { stately: 'x' },
-      'inspect.stately must be an object of url, iframe, maxDeferredEvents, got "x"',
+      'inspect.stately must be an object of url, iframe, maxDeferredEvents, port, host, got "x"',
     ],
     [
       { stately: { urll: 'http://a' } },
-      'inspect.stately has no option "urll" (it takes url, iframe, maxDeferredEvents)',
+      'inspect.stately has no option "urll" (it takes url, iframe, maxDeferredEvents, port, host)',
     ],
     [
       { stately: { url: 'ws://a' } },
@@ -41,9 +41,22 @@ describe('inspect: Stately', () => {
       { stately: { maxDeferredEvents: 0 } },
       'inspect.stately.maxDeferredEvents must be a whole number ≥ 1, got 0',
     ],
+    [{ stately: { port: 0 } }, 'inspect.stately.port must be a port number from 1 to 65535, got 0'],
+    [
+      { stately: { port: '8080' } },
+      'inspect.stately.port must be a port number from 1 to 65535, got "8080"',
+    ],
+    [
+      { stately: { host: '0.0.0.0' } },
+      'inspect.stately.host must be an address, given with port, got "0.0.0.0"',
+    ],
+    [
+      { stately: { port: 8080, iframe: { setAttribute() {} } } },
+      'inspect.stately.iframe is for a page, .port for Node: give one of them',
+    ],
     [
       { stately: { constructor: 1 } },
-      'inspect.stately has no option "constructor" (it takes url, iframe, maxDeferredEvents)',
+      'inspect.stately has no option "constructor" (it takes url, iframe, maxDeferredEvents, port, host)',
     ],
   ])('refuses %j, in a page too', (inspect, message) => {
     inPage();

@@ -611,6 +611,32 @@ describe('the MCP server as a client sees it', () => {
     expect(logged.length).toBe(count);
   });
 
+  it("reads a session's view with no rolebox-internal keys in it (issue 27 item 18)", async () => {
+    rb = createRolebox({
+      functions: [defineFunction({ name: 'approval', continue_until: 'signal_observed(answer)' })],
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 's1' });
+    session.activate('approval');
+    session.signal({ type: 'need_approval', payload: { reason: 'deploy' } });
+    session.signal({ type: 'answer', payload: { approved: true } });
+    expect(session.idle().completed).toEqual(['approval']);
+    const { client } = await clientOf(rb);
+    const read = await client.readResource({ uri: 'rolebox://session/s1/view' });
+    const text = (read.contents[0] as { text: string }).text;
+    expect(text).not.toContain('__');
+    const [fn] = JSON.parse(text).functions;
+    expect(fn).toMatchObject({
+      name: 'approval',
+      status: 'completed',
+      evidence: {},
+      kv: {},
+      terminatingSignal: 'answer',
+      signals: { need_approval: { reason: 'deploy' }, answer: { approved: true } },
+    });
+    await client.close();
+  });
+
   it('lists the sessions in the store as well as the live ones, without activating them', async () => {
     const store = new MemorySnapshotStore();
     const first = createRolebox({ store, saveDebounceMs: 0 });

@@ -67,6 +67,22 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
         /createRestateRolebox\(\{ ingressUrl: 'http:\/\/127\.0\.0\.1:\d+' \}\)/,
       );
       const rb = createRestateRolebox({ ingressUrl });
+      // Without --functions, dev serves the README's approval function (issue 27 item 20),
+      // and the curl lines it prints drive it.
+      expect(await first.line(/^functions: /)).toContain('approval (built in');
+      const tried = await first.line(/rolebox-session\/s1\/tool /);
+      const curl = async (handler: string, body: string) =>
+        (await fetch(`${ingressUrl}/rolebox-session/s1/${handler}`, {
+          method: 'POST',
+          headers: { 'content-type': 'application/json' },
+          body,
+        }).then((response) => response.json())) as { result: unknown };
+      expect(tried).toContain(`-d '["|signal| type=need_approval"]'`);
+      await curl('open', '[]');
+      await curl('activate', '["approval"]');
+      expect((await curl('tool', '["|signal| type=need_approval"]')).result).toMatchObject({
+        text: 'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+      });
       const session = await rb.openSession({ id: 'cli-1' });
       expect((await session.startLoop('|loop:2| say hello')).ok).toBe(true);
       await untilServer(

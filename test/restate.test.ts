@@ -20,7 +20,13 @@ import {
   settle,
 } from '../src/testing/index.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
-import { type RestateRig, restateUnavailable, startRestateRig } from './support/restate.js';
+import {
+  queryServer,
+  type RestateRig,
+  restateUnavailable,
+  startRestateRig,
+  untilServer,
+} from './support/restate.js';
 
 const unavailable = restateUnavailable();
 if (unavailable) console.log(`skipping the Restate tests: ${unavailable}`);
@@ -209,10 +215,11 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate', () => {
       expect(normalized(onRestate.eventsOf('approval-1'))).toEqual(
         normalized(embedded.eventsOf('approval-1')),
       );
-      // The sink got every one of them too, in step order.
-      expect(normalized(rig.eventsOf('approval-1'))).toEqual(
-        normalized(embedded.eventsOf('approval-1')),
-      );
+      // The sink got every one of them too, in step order. It is sent them after each step
+      // commits, so the last ones may still be on their way when the last call returns.
+      await expect
+        .poll(() => normalized(rig.eventsOf('approval-1')), { timeout: 30_000 })
+        .toEqual(normalized(embedded.eventsOf('approval-1')));
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
@@ -327,6 +334,70 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate', () => {
       await first.activate('approval');
       const again = await rig.client.openSession({ id: 'reopen-1' });
       expect((await again.view()).functions.map((fn) => fn.name)).toEqual(['approval']);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'stores each record as plain JSON, and still reads the JSON-string form earlier versions stored (issue 27 item 19)',
+    async () => {
+      const session = await rig.client.openSession({ id: 'stored-1' });
+      await session.activate('approval');
+      await session.tool('|signal| type=need_approval, payload={"reason": "prod"}');
+      const state = () =>
+        queryServer(
+          rig.server,
+          "SELECT key, value_utf8 FROM state WHERE service_name = 'rolebox-session' AND service_key = 'stored-1'",
+        ).then(
+          (rows) =>
+            new Map(rows.map((row) => [String(row.key), JSON.parse(String(row.value_utf8))])),
+        );
+      const stored = await state();
+      expect(stored.get('recordIds')).toEqual(['stored-1', '$system']);
+      // One parse gives the envelope: what `restate kv get` shows is JSON, not a string of it.
+      for (const id of ['stored-1', '$system'])
+        expect(stored.get(`record:${id}`)).toMatchObject({ format: 'rolebox.snapshot' });
+
+      // The form the previous version wrote: each record a JSON string holding the envelope.
+      const oldForm: Record<string, number[]> = {};
+      for (const [key, value] of stored) {
+        const written = key.startsWith('record:') ? JSON.stringify(value) : value;
+        oldForm[key] = [...Buffer.from(JSON.stringify(written))];
+      }
+      const patched = await fetch(`${rig.server.adminUrl}/services/rolebox-session/state`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ object_key: 'stored-1', new_state: oldForm }),
+      });
+      expect(patched.status).toBe(202);
+      await untilServer(
+        async () => typeof (await state()).get('record:stored-1') === 'string',
+        'the old string form stored',
+      );
+      expect((await session.view()).functions[0]?.phase).toBe('gated');
+      await session.tool('|signal| type=answer, payload={"approved": true}');
+      expect((await session.idle()).completed).toEqual(['approval']);
+      // The record the step changed is written back in the new form.
+      expect((await state()).get('record:stored-1')).toMatchObject({ format: 'rolebox.snapshot' });
+
+      // Anything else where a record belongs is refused as corrupt, naming the session.
+      const corrupt = { ...oldForm, 'record:stored-1': [...Buffer.from('42')] };
+      await fetch(`${rig.server.adminUrl}/services/rolebox-session/state`, {
+        method: 'POST',
+        headers: { 'content-type': 'application/json' },
+        body: JSON.stringify({ object_key: 'stored-1', new_state: corrupt }),
+      });
+      await untilServer(
+        async () => (await state()).get('record:stored-1') === 42,
+        'the corrupt record stored',
+      );
+      const refused = await session.view().then(
+        () => undefined,
+        (error: unknown) => error,
+      );
+      expect(refused).toBeInstanceOf(RoleboxError);
+      expect(refused).toMatchObject({ code: 'invalid_snapshot' });
+      expect((refused as Error).message).toContain('"stored-1"');
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

@@ -355,7 +355,8 @@ describe('signals delivered to a session (SPEC §1 category table)', () => {
       });
       for (const fn of session.view().functions) {
         expect(fn.signals).toEqual({ [type]: { n: 1 } });
-        expect(fn.kv[SIGNAL_TYPE_KEY]).toBe(type);
+        expect(fn.terminatingSignal).toBe(type);
+        expect(fn.kv).not.toHaveProperty(SIGNAL_TYPE_KEY);
         expect(fn.phase).toBe('active');
       }
       expect(session.idle().completed).toEqual(['until']);
@@ -378,10 +379,37 @@ describe('signals delivered to a session (SPEC §1 category table)', () => {
         expect(fn.phase).toBe('gated');
         expect(fn.evidence.paused).toBe(true);
         expect(fn.signals).toEqual({ [type]: { reason: 'r' } });
-        expect(fn.kv[SIGNAL_TYPE_KEY]).toBeUndefined();
+        expect(fn.terminatingSignal).toBeNull();
       }
     },
   );
+
+  it('keeps rolebox-internal keys out of the view, while conditions still read them (issue 27 item 18)', async () => {
+    const { session } = await startWith([
+      // Each completes only if its condition sees what the view leaves out.
+      { name: 'typed', continue_until: `state_eq(${SIGNAL_TYPE_KEY}=answer)` },
+      { name: 'paused-once', continue_until: 'evidence_observed(paused)' },
+    ]);
+    session.activate('typed');
+    session.activate('paused-once');
+    session.setKv('typed', 'ticket', 42);
+    session.signal({ type: 'need_approval', payload: { reason: 'r' } });
+    for (const fn of session.view().functions) {
+      expect(fn.phase).toBe('gated');
+      expect(fn.evidence).toEqual({ paused: true });
+    }
+    session.signal({ type: 'answer', payload: { ok: true } });
+    expect([...session.idle().completed].sort()).toEqual(['paused-once', 'typed']);
+    const [typed, pausedOnce] = session.view().functions;
+    for (const fn of [typed, pausedOnce]) {
+      expect(fn?.status).toBe('completed');
+      expect(fn?.evidence).toEqual({});
+      expect(fn?.terminatingSignal).toBe('answer');
+      expect(fn?.signals).toEqual({ need_approval: { reason: 'r' }, answer: { ok: true } });
+      expect(Object.keys(fn?.kv ?? {}).filter((key) => key.startsWith('__'))).toEqual([]);
+    }
+    expect(typed?.kv).toEqual({ ticket: 42 });
+  });
 
   it('handoff is recorded, changes nothing and names the target', async () => {
     const { session } = await startWith(specs);

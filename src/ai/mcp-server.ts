@@ -2,13 +2,19 @@
 // dependency: it is loaded when a server is made, and only its types are imported here.
 import type { McpServer, ResourceTemplate } from '@modelcontextprotocol/sdk/server/mcp.js';
 import type { StdioServerTransport } from '@modelcontextprotocol/sdk/server/stdio.js';
-import type { McpError } from '@modelcontextprotocol/sdk/types.js';
+import type { RequestHandlerExtra } from '@modelcontextprotocol/sdk/shared/protocol.js';
+import type {
+  McpError,
+  ServerNotification,
+  ServerRequest,
+} from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { checkSessionId, SESSION_ID_MAX_LENGTH, SESSION_ID_PATTERN } from '../base/actor-ids.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { Rolebox } from '../rolebox/rolebox.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
+import { followLoopProgress } from './loop-progress.js';
 import {
   factsOnlyView,
   inputJsonSchema,
@@ -16,6 +22,7 @@ import {
   prepareToolCall,
   ROLEBOX_TOOL_NAMES,
   type RoleboxToolName,
+  type ToolReply,
   toolErrorText,
   toolSchemaShape,
   toolSpec,
@@ -131,6 +138,8 @@ export const sessionArtifactsUri = (sessionId: string) =>
  * refused read is a JSON-RPC error (-32002 for a session that does not exist) whose message
  * is `refused (<code>): <message>`. Loop notes: a log message (`notifications/message`,
  * logger `rolebox`, data `{ session, loop, round?, text }`) while the server is connected.
+ * A `start_loop` call with a progress token (`_meta.progressToken`) stays open until the
+ * loop ends, with a `notifications/progress` for each round that ends.
  * Connect it to a transport yourself (`await server.connect(transport)`), or use
  * {@link serveMcpOverStdio}.
  * Throws: `missing_dependency` without the MCP SDK; `invalid_argument` for bad options.
@@ -191,13 +200,16 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
         ),
         annotations: { readOnlyHint: spec.readOnly, openWorldHint: false },
       },
-      async (args: Record<string, unknown>) => {
+      async (args: Record<string, unknown>, extra: ToolCallExtra) => {
         const { session_id: sessionId, ...input } = args;
         try {
           // The arguments are read before the session is opened: a bad call opens nothing.
           checkSessionId(sessionId);
           const call = prepareToolCall(name, input);
-          const reply = call(await openSession(sessionId));
+          const session = await openSession(sessionId);
+          let reply = call(session);
+          if (name === 'start_loop' && !reply.refused)
+            reply = await loopToEnd(rb, session, reply, extra);
           return {
             content: [{ type: 'text' as const, text: reply.text }],
             ...(reply.refused ? { isError: true } : {}),
@@ -234,6 +246,56 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
     closed?.();
   };
   return server;
+}
+
+/** What rolebox reads of the SDK's extra argument to a tool callback. */
+type ToolCallExtra = Pick<
+  RequestHandlerExtra<ServerRequest, ServerNotification>,
+  '_meta' | 'signal' | 'sendNotification'
+>;
+
+/**
+ * For a `start_loop` call that asked for progress (MCP's `_meta.progressToken`): keeps the
+ * call open until the loop ends, sending `notifications/progress` with that token as its
+ * rounds end (progress = rounds ended, total = the loop's rounds, message = the round's
+ * note), and answers how it ended: `isError` when it ended in `error` or `interrupted`. A
+ * call without a token answers at once (the loop goes on; its notes are log messages).
+ * Progress belongs to a request in flight, so it can only be sent while the call waits.
+ */
+async function loopToEnd(
+  rb: Rolebox,
+  session: SessionHandle,
+  started: ToolReply,
+  extra: ToolCallExtra,
+): Promise<ToolReply> {
+  const progressToken = extra._meta?.progressToken;
+  const loop = session.view().loop;
+  if (progressToken === undefined || !loop) return started;
+  let sent: Promise<void> = Promise.resolve();
+  const outcome = await followLoopProgress(
+    rb,
+    { sessionId: session.id, loopId: loop.id, total: loop.total },
+    (progress) => {
+      const sending = extra
+        .sendNotification({
+          method: 'notifications/progress',
+          params: { progressToken, ...progress },
+        })
+        .catch(() => {}); // the client went away: the call ends with it
+      sent = sent.then(() => sending);
+    },
+    extra.signal,
+  );
+  if (!outcome) return started;
+  // The last round's progress is written in the same tick as the loop ends. The SDK's
+  // client handles a notification a microtask later than a response read with it, and then
+  // finds the call over (typescript-sdk#2580): the answer leaves in a later turn.
+  await sent;
+  await new Promise<void>((resolve) => setTimeout(resolve, 0));
+  return {
+    text: `${started.text}\nloop ${loop.id} ended ${outcome.phase} after ${outcome.rounds} of ${loop.total} round(s)`,
+    refused: outcome.phase === 'error' || outcome.phase === 'interrupted',
+  };
 }
 
 /**

@@ -204,7 +204,7 @@ const TOOLS = {
     },
   },
   start_loop: {
-    description: `Run a task for several rounds, each round a worker task run by the host. The loop goes on after this call returns: the host gets a note for each round (an MCP server sends them as log messages), and session_view shows where the loop stands. A session runs one loop at a time. The reply is "loop started: <id>" (with the rounds it runs, when fewer than asked for) or "loop refused: <why>".`,
+    description: `Run a task for several rounds, each round a worker task run by the host. The loop goes on after this call returns: the host gets a note for each round (an MCP server sends them as log messages), and session_view shows where the loop stands. Over MCP, a call that carries a progress token is kept open until the loop ends and reports each round that ends as progress. A session runs one loop at a time. The reply is "loop started: <id>" (with the rounds it runs, when fewer than asked for) or "loop refused: <why>".`,
     input: startLoopInput,
     readOnly: false,
     prepare: (input) => {

@@ -28,6 +28,14 @@ export function currentHostName(): string {
   return os?.hostname() ?? 'localhost';
 }
 
+/**
+ * A Node built-in module (`node:http`, …) through `process.getBuiltinModule` (Node ≥ 20.16),
+ * so that the root entry imports none; undefined in a browser page or an older Node.
+ */
+export function nodeBuiltin<T>(name: string): T | undefined {
+  return nodeProcess()?.getBuiltinModule?.(name) as T | undefined;
+}
+
 /** The command line's arguments (`process.argv`), or none in a browser page. */
 export function currentArgv(): readonly string[] {
   return nodeProcess()?.argv ?? [];

@@ -12,6 +12,7 @@ import { runLoopCommand } from './commands/loop.js';
 import { runMcpCommand } from './commands/mcp.js';
 import { runReplayCommand } from './commands/replay.js';
 import { runResumeCommand } from './commands/resume.js';
+import { runSendCommand } from './commands/send.js';
 import { runShowCommand } from './commands/show.js';
 import { runStatusCommand } from './commands/status.js';
 import {
@@ -33,6 +34,7 @@ import {
   wholeNumber,
 } from './options.js';
 import { formatMs, type Output, processOutput, stopOnClosedStdout } from './output.js';
+import { sendCommandsHelp } from './send-commands.js';
 
 /** Exit code for a bad argument or bad input (a usage error). */
 export { USAGE_EXIT_CODE };
@@ -215,7 +217,7 @@ function withExitCodesInEveryHelp(program: Command): Command {
   return program;
 }
 
-/** Adds the commands that read the store without running anything: status, show, chart. */
+/** Adds the commands on the stored sessions: status, show, send, chart. */
 function addStoreCommands(program: Command, output: Output, exit: { code: number }): void {
   program
     .command('status')
@@ -239,6 +241,33 @@ function addStoreCommands(program: Command, output: Output, exit: { code: number
     .addOption(jsonOption('print JSON (the session, its loop, its rounds with their output)'))
     .action(async (sessionId: string, options) => {
       exit.code = await runShowCommand(sessionId, options, output);
+    });
+
+  program
+    .command('send')
+    .description(
+      'Run one command or read of the command table on a stored session, print what it answered once it is saved, and exit.',
+    )
+    .argument('<session>', 'the session id (see `rolebox status`)')
+    .argument('<command>', 'a command below, e.g. idle, message, view, artifacts.list')
+    .argument(
+      '[args...]',
+      'its arguments, one per parameter, each JSON (\'{"type":"answer"}\') or, where it takes a string, plain text',
+    )
+    .addOption(storeOption())
+    .option(
+      '--functions <dir>',
+      "folder of function definitions (markdown with frontmatter): the session's functions",
+    )
+    .option(
+      '--worker <command>',
+      'shell command that runs the rounds of a loop this command starts (recorded for `rolebox resume`)',
+    )
+    .addOption(tasksOption())
+    .addOption(jsonOption('print one JSON object: {"session","command","result"}'))
+    .addHelpText('after', `\n${sendCommandsHelp()}`)
+    .action(async (sessionId: string, command: string, args: string[], options) => {
+      exit.code = await runSendCommand(sessionId, command, args, options, output);
     });
 
   program
@@ -274,12 +303,12 @@ function addRestateCommands(program: Command, output: Output, exit: { code: numb
     .description(
       'Serve rolebox sessions as Restate virtual objects (see README, "Running on Restate").',
     );
-  const endpointOptions = (command: Command) =>
+  const endpointOptions = (command: Command, functionsDefault = 'none') =>
     command
       .option('--host <host>', 'address the endpoint listens on', DEFAULT_HOST)
       .option(
         '--functions <dir>',
-        'folder of function definitions, markdown with frontmatter (default: none)',
+        `folder of function definitions, markdown with frontmatter (default: ${functionsDefault})`,
       )
       .option(
         '--worker <command>',
@@ -334,6 +363,7 @@ function addRestateCommands(program: Command, output: Output, exit: { code: numb
         'admin port (default: the one used last time, else a free one)',
         wholeNumber(1),
       ),
+    "the README's approval function",
   ).action(async (options) => {
     exit.code = await (await restateCommands()).runRestateDevCommand(options, output);
   });

@@ -1,3 +1,4 @@
+import { existsSync } from 'node:fs';
 import { SqliteSnapshotStore } from '../adapters/sqlite-snapshot-store.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 
@@ -20,4 +21,15 @@ export function openStoreFile(path: string): SqliteSnapshotStore {
       { path },
     );
   }
+}
+
+/**
+ * Opens the SQLite store of a command that reads or changes sessions already stored
+ * (`status`, `show`, `send`): a path with no file is refused rather than created empty.
+ * Throws: `invalid_argument` when there is no file at `path`; as {@link openStoreFile}.
+ */
+export function openExistingStoreFile(path: string): SqliteSnapshotStore {
+  if (!existsSync(path))
+    throw new RoleboxError('invalid_argument', `no store at ${describeValue(path)}`);
+  return openStoreFile(path);
 }

@@ -1,8 +1,8 @@
 import { type ChildProcess, spawn } from 'node:child_process';
-import { mkdtempSync, rmSync } from 'node:fs';
+import { existsSync, mkdirSync, mkdtempSync, readdirSync, rmSync } from 'node:fs';
 import { createRequire } from 'node:module';
 import { createServer } from 'node:net';
-import { arch, platform, tmpdir } from 'node:os';
+import { arch, hostname, platform, tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
@@ -16,6 +16,11 @@ export interface LocalRestateServer {
   readonly pid: number;
   /** The server's data directory. */
   readonly baseDir: string;
+  /**
+   * The server's temporary folder (`<baseDir>/tmp`, its `TMPDIR`): its invokers' scratch
+   * folders go there, not to the system's, and stop() removes it.
+   */
+  readonly tmpDir: string;
   /** The ports it listens on, to start it again on the same ones. */
   readonly ports: RestateServerPorts;
   /** Registers (or re-registers, forcing) an endpoint by its URL. Throws: `restate_failed`. */
@@ -123,9 +128,16 @@ async function startOnce(options: LocalRestateServerOptions): Promise<LocalResta
     admin: await freePort(),
     node: await freePort(),
   };
+  // The server makes a scratch folder per invoker in its TMPDIR and leaves them behind:
+  // they go inside the base dir, so nothing is left in the system's temporary folder.
+  const tmpDir = join(baseDir, TMP_FOLDER);
+  const nodeName = nodeNameFor(baseDir);
+  mkdirSync(tmpDir, { recursive: true });
   const child: ChildProcess = spawn(binary, ['--base-dir', baseDir, '--listen-mode', 'tcp'], {
     env: {
       ...process.env,
+      TMPDIR: tmpDir,
+      ...(nodeName === undefined ? {} : { RESTATE_NODE_NAME: nodeName }),
       RESTATE_INGRESS__BIND_ADDRESS: `127.0.0.1:${ports.ingress}`,
       RESTATE_ADMIN__BIND_ADDRESS: `127.0.0.1:${ports.admin}`,
       RESTATE_BIND_ADDRESS: `127.0.0.1:${ports.node}`,
@@ -178,14 +190,36 @@ async function startOnce(options: LocalRestateServerOptions): Promise<LocalResta
     adminUrl,
     pid: child.pid as number,
     baseDir,
+    tmpDir,
     ports,
     register: (endpointUrl) => registerDeployment(adminUrl, endpointUrl),
     stop: async (graceMs = 10_000) => {
       await end('SIGTERM', graceMs);
-      if (ownsBaseDir) rmSync(baseDir, { recursive: true, force: true });
+      rmSync(ownsBaseDir ? baseDir : tmpDir, { recursive: true, force: true });
     },
     kill: () => end('SIGKILL', 0),
   };
+}
+
+/** The server's temporary folder, inside its base dir. */
+const TMP_FOLDER = '.tmp';
+
+/**
+ * The node name to start the server with. Restate reads every folder in its base dir as a
+ * node's data and, with no node name given, refuses one holding another node's folder —
+ * the temporary folder looks like one. So the name is given: the node already there (the
+ * one restate would have resumed), else the host's name (restate's own default), unless
+ * the environment names it or the folder holds several nodes (left to restate to refuse).
+ */
+function nodeNameFor(baseDir: string): string | undefined {
+  if (process.env.RESTATE_NODE_NAME !== undefined) return undefined;
+  const nodes = existsSync(baseDir)
+    ? readdirSync(baseDir, { withFileTypes: true })
+        .filter((entry) => entry.isDirectory() && entry.name !== TMP_FOLDER)
+        .map((entry) => entry.name)
+    : [];
+  if (nodes.length > 1) return undefined;
+  return nodes[0] ?? hostname();
 }
 
 /**

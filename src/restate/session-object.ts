@@ -155,6 +155,25 @@ const STATE = {
 const recordKey = (id: string) => `record:${id}`;
 
 /**
+ * A record as the object's state keeps it: the envelope as a JSON value, so that
+ * `restate kv get` and the admin's state table show it as JSON, not a string to parse again.
+ */
+function storedRecord(text: string): unknown {
+  return JSON.parse(text);
+}
+
+/**
+ * The text of a stored record: the envelope object written since issue 27, or the JSON
+ * string earlier versions wrote (read as it is). Undefined for anything else.
+ */
+function recordText(stored: unknown): string | undefined {
+  if (typeof stored === 'string') return stored;
+  if (typeof stored === 'object' && stored !== null && !Array.isArray(stored))
+    return JSON.stringify(stored);
+  return undefined;
+}
+
+/**
  * The session virtual object (DESIGN §8): one object per session id, each exclusive
  * handler one step — read the records from the object's state, restore, apply, store them
  * back, answer the receipt the embedded API gives and the step's host events. Rounds go to
@@ -367,7 +386,7 @@ async function commitStep(
     // Only what changed is written: a signal rewrites its session's record, not the rest.
     const after = outcome.state.records;
     for (const [id, data] of Object.entries(after))
-      if (before.records[id] !== data) ctx.set(recordKey(id), data);
+      if (before.records[id] !== data) ctx.set(recordKey(id), storedRecord(data));
     for (const id of Object.keys(before.records))
       if (!Object.hasOwn(after, id)) ctx.clear(recordKey(id));
     const ids = Object.keys(after);
@@ -433,8 +452,8 @@ async function loadState(ctx: restate.ObjectSharedContext): Promise<SessionState
   if (!Array.isArray(ids) || !ids.every((id) => typeof id === 'string')) throw corrupt();
   const records: Record<string, string> = {};
   for (const id of ids) {
-    const data = await ctx.get<unknown>(recordKey(id));
-    if (typeof data !== 'string') throw corrupt();
+    const data = recordText(await ctx.get<unknown>(recordKey(id)));
+    if (data === undefined) throw corrupt();
     records[id] = data;
   }
   const tasks = await ctx.get<unknown>(STATE.tasks);

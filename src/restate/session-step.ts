@@ -1,7 +1,7 @@
 import type { InspectionEvent } from 'xstate';
 import { MemorySnapshotStore } from '../adapters/memory-snapshot-store.js';
 import type { ConditionRegistry } from '../condition/registry.js';
-import { describeValue, RoleboxError } from '../errors.js';
+import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
 import type { MigrationRegistry } from '../persistence/migrations.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
@@ -164,7 +164,7 @@ export class SessionStepEngine {
       await settle(clock);
     } catch (error) {
       await rb.stop().catch(() => {});
-      throw error;
+      throw this.#dispatches ? error : withRestateAdvice(error);
     }
     await rb.stop();
     const records = Object.fromEntries(store.records);
@@ -181,6 +181,18 @@ export class SessionStepEngine {
       closed: !Object.hasOwn(records, sessionId),
     };
   }
+}
+
+/**
+ * The embedded refusal of a loop without a dispatcher advises `createRolebox({ dispatcher })`;
+ * on Restate the fix is a worker service on the endpoint, so the refusal says that instead.
+ */
+function withRestateAdvice(error: unknown): unknown {
+  if (!isRoleboxError(error, 'no_dispatcher')) return error;
+  return new RoleboxError(
+    'no_dispatcher',
+    "this Restate endpoint has no worker service to run loop rounds; serve it with one: serveRoleboxOnRestate({ workers: { service: 'my-worker' }, services: [roleboxWorker('my-worker', run)] }) (or shellCommandWorker({ command })), or `rolebox restate dev|serve --worker \"<cmd>\"`",
+  );
 }
 
 /** True when both hold the same records (texts compared as they are: no parse, no stringify). */

@@ -2,10 +2,12 @@
  * The session API as one table (DESIGN §10): every command and read of a session handle and
  * of its artifacts handle, with its arguments, whether it changes the session, the error
  * codes it throws and the Restate handler that serves it. The surfaces are derived from it:
- * the handles' guard (`guardCommands`), the Restate object's exclusive and shared handlers
- * and the Restate client's handle (src/restate/). A new command is one row here plus its
- * method and its machine handling; test/command-table.test.ts fails for a method without a
- * row, a row without a method, and a Restate handler or client method the table does not list.
+ * the handles' guard (`guardCommands`), the Restate object's exclusive and shared handlers,
+ * the Restate client's handle (src/restate/), and the commands of `rolebox send`
+ * (src/cli/send-commands.ts). A new command is one row here plus its method and its machine
+ * handling; test/command-table.test.ts fails for a method without a row, a row without a
+ * method, a Restate handler or client method the table does not list, and a row
+ * `rolebox send` does not reach.
  */
 import { z } from 'zod';
 import { ARTIFACT_NAME_PATTERN } from '../base/input-limits.js';

@@ -9,16 +9,19 @@ import {
   type WebSocketInspector,
 } from './inspector-connection.js';
 import type { InspectOption } from './options.js';
+import { type StatelyViewers, serveStatelyViewers } from './stately-viewers.js';
 
 /** What inspection gives the actor system, and what must be closed when the rolebox stops. */
 export interface Inspection {
   readonly observer: ((event: InspectionEvent) => void) | Observer<InspectionEvent> | undefined;
   readonly connection: WebSocketInspector | undefined;
+  /** The server of Stately viewers (`inspect: { stately: { port } }`, in Node). */
+  readonly viewers?: StatelyViewers;
 }
 
 /**
- * Turns the `inspect` option into an inspection observer: Stately's browser inspector, a
- * connection to an inspector server (whose page may send commands: `run` performs them),
+ * Turns the `inspect` option into an inspection observer: Stately's browser inspector (or,
+ * given a port, a server of Stately viewers), a connection to an inspector server (whose page may send commands: `run` performs them),
  * or the host's own observer.
  */
 export function startInspection(
@@ -28,6 +31,14 @@ export function startInspection(
   if (option === undefined) return { observer: undefined, connection: undefined };
   if (option === 'stately' || (typeof option === 'object' && 'stately' in option)) {
     const stately = option === 'stately' ? {} : option.stately;
+    if (stately.port !== undefined) {
+      const viewers = serveStatelyViewers({
+        port: stately.port,
+        ...(stately.host === undefined ? {} : { host: stately.host }),
+        ...(stately.url === undefined ? {} : { url: stately.url }),
+      });
+      return { observer: viewers.observer, connection: undefined, viewers };
+    }
     const inspector = createBrowserInspector({
       maxDeferredEvents: CONNECTING_BUFFER_FRAMES,
       ...stately,

@@ -39,13 +39,22 @@ export interface StatelyInspectOptions {
    * default of 200 would lose the root's).
    */
   readonly maxDeferredEvents?: number;
+  /**
+   * In Node: serve Stately viewers on this port instead (`createWebSocketReceiver({ server:
+   * 'ws://127.0.0.1:<port>' })` of @statelyai/inspect, or a person at `http://127.0.0.1:<port>`,
+   * who sees `url` in a frame). A viewer that joins late is told every live actor first.
+   */
+  readonly port?: number;
+  /** With `port`: the address to listen on (default 127.0.0.1). */
+  readonly host?: string;
 }
 
 /**
  * Inspection: an XState inspection observer (function or object); `{ url }` to stream to
  * an inspector server speaking the @statelyai/inspect WebSocket protocol (rolebox's own
  * `rolebox inspect`, which can also send events back); or `'stately'` (Stately's hosted page)
- * or `{ stately: { url, iframe } }` for Stately's browser inspector (in a browser only).
+ * or `{ stately: { url, iframe } }` for Stately's browser inspector (in a browser only), or
+ * `{ stately: { port } }` to serve Stately viewers from Node.
  */
 export type InspectOption =
   | ((event: InspectionEvent) => void)
@@ -296,8 +305,9 @@ function checkInspectOption(option: unknown): InspectOption | undefined {
       return option as InspectOption;
     }
     if (Object.hasOwn(option, 'stately')) {
-      checkStatelyOptions((option as { stately: unknown }).stately);
-      checkInPage();
+      const stately = (option as { stately: unknown }).stately;
+      checkStatelyOptions(stately);
+      if ((stately as StatelyInspectOptions).port === undefined) checkInPage();
       return option as InspectOption;
     }
     if (typeof (option as { next?: unknown }).next === 'function') return option as InspectOption;
@@ -312,12 +322,12 @@ function checkInPage(): void {
   if (typeof (globalThis as { window?: unknown }).window === 'undefined') {
     throw new RoleboxError(
       'invalid_argument',
-      "inspect: 'stately' opens Stately's inspector in a browser; in Node use { url } with `rolebox inspect`",
+      "inspect: 'stately' opens Stately's inspector in a browser; in Node use { stately: { port } } to serve Stately viewers, or { url } with `rolebox inspect`",
     );
   }
 }
 
-const STATELY_OPTION_NAMES = ['url', 'iframe', 'maxDeferredEvents'];
+const STATELY_OPTION_NAMES = ['url', 'iframe', 'maxDeferredEvents', 'port', 'host'];
 
 function checkStatelyOptions(value: unknown): void {
   const fail = (message: string): never => {
@@ -329,7 +339,16 @@ function checkStatelyOptions(value: unknown): void {
   for (const key of Object.keys(options))
     if (!STATELY_OPTION_NAMES.includes(key))
       fail(` has no option ${describeValue(key)} (it takes ${STATELY_OPTION_NAMES.join(', ')})`);
-  const { url, iframe, maxDeferredEvents } = options;
+  const { url, iframe, maxDeferredEvents, port, host } = options;
+  if (
+    port !== undefined &&
+    (!Number.isSafeInteger(port) || (port as number) < 1 || (port as number) > 65_535)
+  )
+    fail(`.port must be a port number from 1 to 65535, got ${describeValue(port)}`);
+  if (host !== undefined && (typeof host !== 'string' || host === '' || port === undefined))
+    fail(`.host must be an address, given with port, got ${describeValue(host)}`);
+  if (port !== undefined && iframe !== undefined)
+    fail('.iframe is for a page, .port for Node: give one of them');
   if (url !== undefined && (typeof url !== 'string' || !/^https?:\/\//.test(url)))
     fail(`.url must be an http:// or https:// URL, got ${describeValue(url)}`);
   if (

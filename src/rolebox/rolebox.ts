@@ -6,8 +6,7 @@ import { markOwnerStopped } from '../base/local-owners.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
-import { checkSessionSnapshot } from '../persistence/check-snapshot.js';
-import { decodeEnvelope, makeEnvelope } from '../persistence/envelope.js';
+import { makeEnvelope } from '../persistence/envelope.js';
 import {
   JournalRecorder,
   type RecordedRun,
@@ -16,13 +15,7 @@ import {
   sessionSnapshotIn,
 } from '../persistence/journal.js';
 import { Persister } from '../persistence/persister.js';
-import {
-  loadLoopRegistry,
-  reconcileLoopRegistry,
-  rootSnapshotWith,
-  type StartReport,
-  withoutSharedSystemIds,
-} from '../persistence/restore.js';
+import { loadLoopRegistry, rootSnapshotWith, type StartReport } from '../persistence/restore.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { projectRun } from '../pipeline/projection.js';
 import type { StoreOwner } from '../ports/snapshot-store.js';
@@ -32,9 +25,7 @@ import { SessionDirectory } from '../runtime/session-directory.js';
 import { type RunnableHandler, SessionEffectRunner } from '../runtime/session-effect-runner.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { SystemAccess } from '../runtime/system-access.js';
-import type { LoopCascadeRequest } from '../session/emitted.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
-import type { SystemLoopEvent } from '../system/machine-types.js';
 import { machinesFor, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
 import type { HostEvent, HostEventType } from './host-events.js';
@@ -91,13 +82,16 @@ const FORK_OPTION_NAMES = Object.keys({
 /**
  * A running rolebox: one root system actor with its sessions, functions and loops, and the
  * typed API the host drives them with. It wires the parts together; the sessions' rules
- * live in the machines, the reads and commands go through one `SystemAccess`.
+ * live in the machines, every command takes one `CommandPath` (check, dispatch, collect, mark,
+ * perform, deliver) and the reads go through one `SystemAccess`.
  */
 export class Rolebox {
   readonly #options: ResolvedOptions;
   readonly #machines: RoleboxMachines;
   readonly #hub = new HostEventHub();
   readonly #access: SystemAccess;
+  /** The path every command takes: check, dispatch, collect, mark, perform, deliver. */
+  readonly #path: CommandPath;
   readonly #sessionHost: SessionHost;
   readonly #persister: Persister | undefined;
   #inspection: Inspection | undefined;
@@ -136,30 +130,28 @@ export class Rolebox {
       pid: currentPid(),
       host: currentHostName(),
     };
-    const access = new SystemAccess(
-      // Each step of a command's path, after the machines have run it (src/runtime/command-path.ts).
-      new CommandPath({
-        requireUsable: () => this.#requireStarted(),
-        activate: (sessionId) => this.#runtime.activateNow(sessionId),
-        markUsed: (sessionIds) => this.#markUsed(sessionIds),
-        markForSaving: (sessionIds) => this.#markForSaving(sessionIds),
-        performLoopNeeds: (request) =>
-          this.#runner.need(request.sessionId, request.loopId, request.effects),
-        cascadeCancel: (request) => this.#cascade(request),
-        reconcileNewLoop: (sessionId) => this.#runtime.reconcileLoop(sessionId),
-        reportToRegistry: (report) => this.#reportToRegistry(report),
-        markRegistryForSaving: () => this.#markRegistry(),
-        deliver: (events) => this.#deliver(events),
-      }),
-      new SessionDirectory(),
-    );
+    const access = new SystemAccess(new SessionDirectory());
     this.#access = access;
+    // Each step of a command's path hands on to one part of the runtime (src/runtime/command-path.ts).
+    const path = new CommandPath(access, {
+      requireUsable: () => this.#requireStarted(),
+      activate: (sessionId) => this.#runtime.activateNow(sessionId),
+      markUsed: (sessionIds) => this.#markUsed(sessionIds),
+      markForSaving: (sessionIds) => this.#markForSaving(sessionIds),
+      performLoopNeeds: (request) =>
+        this.#runner.need(request.sessionId, request.loopId, request.effects),
+      reconcileNewLoop: (sessionId) => this.#runtime.reconcileLoop(sessionId),
+      reportToRegistry: (report) => access.reportToRegistry(report),
+      markRegistryForSaving: () => this.#markRegistry(),
+      deliver: (events) => this.#deliver(events),
+    });
+    this.#path = path;
     this.#effects = this.#effectRunner(resolved);
     this.#runner = new LoopEffectRunner({
       dispatcher: resolved.dispatcher,
       clock: resolved.clock,
       answer: (sessionId, loopId, answer) => {
-        if (this.#state === 'started') access.answerLoop(sessionId, loopId, answer);
+        if (this.#state === 'started') path.answerLoop(sessionId, loopId, answer);
       },
     });
     this.#persister = resolved.store
@@ -178,12 +170,15 @@ export class Rolebox {
     this.#runtime = new SessionRuntime(
       {
         access,
+        path,
         runner: this.#runner,
         persister: this.#persister,
         store: resolved.store,
         clock: resolved.clock,
         dispatcher: resolved.dispatcher,
-        restore: (sessionId, stored) => this.#restore(sessionId, stored),
+        machines: this.#machines,
+        catalog: resolved.catalog,
+        migrations: resolved.migrations,
         emit: (event) => this.#deliver([event]),
         effects: this.#effects,
         report: (error, sessionId) =>
@@ -202,6 +197,7 @@ export class Rolebox {
     );
     this.#sessionHost = {
       access,
+      path,
       catalog: resolved.catalog,
       conditions: resolved.conditions,
       limits: resolved.limits,
@@ -211,7 +207,7 @@ export class Rolebox {
       now: () => resolved.clock.now(),
       close: (sessionId) => {
         this.#effects.dropSession(sessionId);
-        access.dispatch({ type: 'system.close_session', sessionId, at: resolved.clock.now() });
+        path.dispatch({ type: 'system.close_session', sessionId, at: resolved.clock.now() });
         this.#runtime.closed(sessionId);
         this.#persister?.markDeleted(sessionId);
       },
@@ -241,7 +237,7 @@ export class Rolebox {
       handleOf: (sessionId) => this.session(sessionId),
       send: (sessionId, command) => {
         if (this.#state === 'started')
-          access.dispatch({ type: 'system.deliver', sessionId, command });
+          this.#path.dispatch({ type: 'system.deliver', sessionId, command });
       },
       saved: () => this.#persister?.flush() ?? Promise.resolve(),
       deliver: (event) => this.#hub.deliver([event]),
@@ -280,7 +276,7 @@ export class Rolebox {
       ...(this.#inspection.observer ? { inspect: this.#inspection.observer } : {}),
       snapshot: rootSnapshotWith(loopRegistry, shards) as never,
     });
-    this.#access.attach(actor);
+    this.#path.attach(actor);
     // Once the actor system has stopped (rb.stop, a halt, a root in error, or a test that
     // stops it dead) this rolebox drives nothing: its claims stop being renewed and, in
     // this process, count as free at once (as a dead process's would).
@@ -336,33 +332,10 @@ export class Rolebox {
     this.#markRegistry();
   }
 
-  /**
-   * The registry's bookkeeping goes to the root directly (what it emits, a cascade, is
-   * performed on the same command path). A stopped root has no registry: false.
-   */
-  #reportToRegistry(report: SystemLoopEvent): boolean {
-    const root = this.#access.attached ? this.#access.root : undefined;
-    if (root?.getSnapshot().status !== 'active') return false;
-    root.send(report);
-    return true;
-  }
-
   /** Marks the system record (the loop registry) for saving, if it changed. */
   #markRegistry(): void {
     if (this.#persister && this.#access.attached)
       this.#persister.markRegistry(this.#access.loopRegistry());
-  }
-
-  /** A cancelNow that cascades: each child loop's session is stopped now (activated if need be). */
-  #cascade(request: LoopCascadeRequest): void {
-    for (const { sessionId } of request.loops) {
-      if (!this.#access.isLive(sessionId) && !this.#runtime.activateNow(sessionId)) continue;
-      this.#access.dispatch({
-        type: 'system.deliver',
-        sessionId,
-        command: { type: 'session.stop_loop', now: true, at: request.at },
-      });
-    }
   }
 
   /** Connects the pipeline both ways, then lets it run what was enqueued before a restart. */
@@ -529,7 +502,7 @@ export class Rolebox {
       }
       // In the directory first: the open is a command to a live session (saved with it).
       this.#runtime.opened(id, lease);
-      this.#access.dispatch({
+      this.#path.dispatch({
         type: 'system.open_session',
         sessionId: id,
         at: this.#options.clock.now(),
@@ -629,41 +602,9 @@ export class Rolebox {
     }
   }
 
-  /**
-   * Restores one stored session into the running system (decoded and checked first; its
-   * actors must not clash with the live ones, or the whole root would be in error), and
-   * brings the loop registry in line with it.
-   */
-  #restore(id: string, stored: string): void {
-    const envelope = decodeEnvelope(id, stored, this.#options.migrations);
-    const checked = checkSessionSnapshot(
-      id,
-      envelope.snapshot,
-      this.#machines,
-      this.#options.catalog,
-    );
-    const { clashes } = withoutSharedSystemIds([{ sessionId: id, ...checked }], {
-      live: (systemId) =>
-        this.#access.actor(systemId)
-          ? (this.#access.sessionOf(systemId) ?? 'a live session')
-          : undefined,
-    });
-    if (clashes[0]) throw clashes[0].error;
-    this.#access.dispatch({
-      type: 'system.restore_session',
-      sessionId: id,
-      openedAt: checked.snapshot.context.createdAt,
-      snapshot: checked.snapshot,
-    });
-    const before = this.#access.loopRegistry();
-    const loopRegistry = reconcileLoopRegistry(before, [{ sessionId: id, ...checked }]);
-    if (JSON.stringify(loopRegistry) !== JSON.stringify(before))
-      this.#access.dispatch({ type: 'system.set_loop_registry', loopRegistry });
-  }
-
   /** The handle of a session, activating it when it is passivated. Throws: `unknown_session`. */
   session(id: string): SessionHandle {
-    this.#access.requireSession(id);
+    this.#path.requireSession(id);
     return new SessionHandle(id, this.#sessionHost);
   }
 
@@ -710,13 +651,14 @@ export class Rolebox {
           // The sessions first, by their shards: stopping the root with its sessions in it
           // costs O(live²) in XState (see the shard machine's stopAll). A rolebox halted by
           // a failed save has no running actors left.
-          if (this.#state === 'started') this.#access.dispatch({ type: 'system.stop_sessions' });
+          if (this.#state === 'started') this.#path.dispatch({ type: 'system.stop_sessions' });
           this.#access.root.stop();
         }
       }
     }
     this.#options.dispatcher?.close?.();
     await this.#inspection?.connection?.stop();
+    await this.#inspection?.viewers?.stop();
     this.#state = 'stopped';
   }
 

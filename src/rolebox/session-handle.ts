@@ -9,6 +9,7 @@ import { promptFingerprint } from '../loop/fingerprint.js';
 import { parseLoopCommand } from '../loop/parse-loop-command.js';
 import { checkLoopRegistration } from '../loop/registry.js';
 import type { LoopState } from '../loop/types.js';
+import type { CommandPath } from '../runtime/command-path.js';
 import type { FunctionRead, SessionRead, SystemAccess } from '../runtime/system-access.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
@@ -61,7 +62,7 @@ export interface MessageReceipt {
   readonly loopStopped: boolean;
 }
 
-/** What the facade reads of a live session actor (see `SystemAccess.readSession`). */
+/** What the facade reads of a live session actor (see `CommandPath.requireSession`). */
 export type SessionSnapshotView = SessionRead;
 
 /** What `session.send(event)` answers: where the session is now, and what the host must do. */
@@ -78,14 +79,13 @@ export type ToolCallResult =
   | { readonly allowed: false; readonly reason: 'burst_limit'; readonly message: string };
 
 /**
- * What a session handle needs from its rolebox: a slice of its `SystemAccess` and
- * its settings. Internal: hosts never implement it.
+ * What a session handle needs from its rolebox: a slice of its command path and of its
+ * `SystemAccess`, and its settings. Internal: hosts never implement it.
  */
 export interface SessionHost {
-  readonly access: Pick<
-    SystemAccess,
-    'requireSession' | 'requireLive' | 'readFunction' | 'readLoop' | 'loopRegistry' | 'dispatch'
-  >;
+  readonly access: Pick<SystemAccess, 'readFunction' | 'readLoop' | 'loopRegistry'>;
+  /** The command path: every command, and the check before every read of the session. */
+  readonly path: Pick<CommandPath, 'requireLive' | 'requireSession' | 'dispatch'>;
   readonly catalog: FunctionCatalog;
   readonly conditions: ConditionRegistry;
   readonly limits: RoleboxLimits;
@@ -118,7 +118,7 @@ export class SessionHandle {
           'invalid_argument',
           `a session handle method was called on ${describeValue(handle)}, not on a session handle (call it as session.method(…))`,
         );
-      handle.#host.access.requireLive(handle.id);
+      handle.#host.path.requireLive(handle.id);
     });
   }
 
@@ -136,10 +136,10 @@ export class SessionHandle {
     this.artifacts = new ArtifactsHandle({
       sessionId: id,
       now: () => host.now(),
-      requireSession: () => host.access.requireLive(id),
-      artifacts: () => host.access.requireSession(id).artifacts,
+      requireSession: () => host.path.requireLive(id),
+      artifacts: () => host.path.requireSession(id).artifacts,
       deliver: (command) => {
-        host.access.dispatch({ type: 'system.deliver', sessionId: id, command });
+        host.path.dispatch({ type: 'system.deliver', sessionId: id, command });
       },
     });
   }
@@ -154,7 +154,7 @@ export class SessionHandle {
    */
   send(event: RuntimeEvent): SendResult {
     const parsed = parseRuntimeEvent(event);
-    const snapshot = this.#host.access.requireSession(this.id);
+    const snapshot = this.#host.path.requireSession(this.id);
     const timed = { ...parsed, at: this.#host.now() } as TimedRuntimeEvent;
     const problem = runtimeEventProblem(snapshot, timed);
     let events: readonly HostEvent[];
@@ -174,7 +174,7 @@ export class SessionHandle {
 
   /** Where the session is now, and the effects among `events` (what `send` answers). */
   #sendResult(events: readonly HostEvent[]): SendResult {
-    const after = this.#host.access.requireSession(this.id);
+    const after = this.#host.path.requireSession(this.id);
     return {
       phase: runtimePhaseOf(after.value),
       waitingReason:
@@ -215,7 +215,7 @@ export class SessionHandle {
         { kind: call.kind },
       );
     }
-    const snapshot = this.#host.access.requireSession(this.id);
+    const snapshot = this.#host.path.requireSession(this.id);
     const toolCall = {
       type: 'session.tool_call',
       name: call.name,
@@ -235,7 +235,7 @@ export class SessionHandle {
       );
     }
     this.#deliver(toolCall);
-    const after = this.#host.access.requireSession(this.id);
+    const after = this.#host.path.requireSession(this.id);
     if (runtimePhaseOf(after.value) === 'waiting_user') {
       const reason = after.context.waitingReason;
       return {
@@ -376,7 +376,7 @@ export class SessionHandle {
     );
     if (!check.ok) return check;
     const loopId = this.#host.newId('loop_');
-    this.#host.access.dispatch({
+    this.#host.path.dispatch({
       type: 'system.start_loop',
       sessionId: this.id,
       rootLoopId: check.rootLoopId ?? loopId,
@@ -531,7 +531,7 @@ export class SessionHandle {
 
   /** A plain-JSON picture of the session: phase, waiting reason, functions, artifacts, loop. */
   view(): SessionView {
-    const snapshot = this.#host.access.requireSession(this.id);
+    const snapshot = this.#host.path.requireSession(this.id);
     const { context } = snapshot;
     const loop =
       context.activeLoopId === null
@@ -608,7 +608,7 @@ export class SessionHandle {
   }
 
   #context(): SessionContext {
-    return this.#host.access.requireSession(this.id).context;
+    return this.#host.path.requireSession(this.id).context;
   }
 
   #isLive(name: string): boolean {
@@ -632,7 +632,7 @@ export class SessionHandle {
   }
 
   #deliver(command: SessionCommand): readonly HostEvent[] {
-    return this.#host.access.dispatch({ type: 'system.deliver', sessionId: this.id, command });
+    return this.#host.path.dispatch({ type: 'system.deliver', sessionId: this.id, command });
   }
 
   #expect<T extends HostEvent['type']>(events: readonly HostEvent[], type: T): HostEventOf<T> {

@@ -11,7 +11,10 @@ import type {
   RuntimePhase,
   WaitingReason,
 } from '../session/runtime-types.js';
-import { LEDGER_KEY, readLedgerRecord } from '../signal/ledger.js';
+import { readLedgerRecord, SIGNAL_TYPE_KEY } from '../signal/ledger.js';
+
+/** The evidence tag a pausing signal sets (SPEC §1). */
+const PAUSED_EVIDENCE = 'paused';
 
 /** A plain-JSON picture of one function in a session. */
 export interface FunctionView {
@@ -21,9 +24,16 @@ export interface FunctionView {
   readonly status: 'live' | 'completed' | 'deactivated';
   /** The signal ledger: type → last payload (null when none). */
   readonly signals: Readonly<Record<string, unknown>>;
+  /** The last terminating signal recorded (`answer`, `revise_needed`, `escalate`), else null. */
+  readonly terminatingSignal: string | null;
+  /**
+   * Evidence tags observed. `paused` shows only while the function is `gated`: conditions
+   * keep reading it afterwards (`evidence_observed(paused)`), but it no longer describes the
+   * function once it left the gate.
+   */
   readonly evidence: Readonly<Record<string, boolean>>;
   readonly toolsObserved: readonly string[];
-  /** The kv store without the ledger. */
+  /** The kv store as the host set it: rolebox's own `__` keys (ledger, signal type) left out. */
   readonly kv: Readonly<Record<string, unknown>>;
   readonly continuations: number;
   readonly activatedAtTurn: number;
@@ -68,15 +78,16 @@ export function functionView(
   catalog: FunctionCatalog,
 ): FunctionView {
   const definition = catalog.get(context.name);
-  const { [LEDGER_KEY]: _ledger, ...kv } = context.kv;
+  const signalType = context.kv[SIGNAL_TYPE_KEY];
   return structuredClone({
     name: context.name,
     phase,
     status,
     signals: readLedgerRecord(context.kv),
-    evidence: context.evidenceObserved,
+    terminatingSignal: typeof signalType === 'string' ? signalType : null,
+    evidence: visibleEvidence(phase, context.evidenceObserved),
     toolsObserved: context.toolsObserved,
-    kv,
+    kv: hostKv(context.kv),
     continuations: context.continuations,
     activatedAtTurn: context.activatedAtTurn,
     ...(definition?.gate ? { gate: formatCondition(definition.gate) } : {}),
@@ -84,6 +95,26 @@ export function functionView(
       ? { continueUntil: formatCondition(definition.continueUntil) }
       : {}),
   });
+}
+
+/**
+ * The kv a user sees: keys starting with `__` are rolebox's own (the host cannot set them,
+ * `kv_set` refuses them), so they stay out of the view while conditions still read them.
+ */
+function hostKv(kv: FunctionContext['kv']): Record<string, unknown> {
+  const visible: Record<string, unknown> = {};
+  for (const [key, value] of Object.entries(kv)) if (!key.startsWith('__')) visible[key] = value;
+  return visible;
+}
+
+/** Evidence as shown: `paused` marks the current gate, so it is dropped once the function left it. */
+function visibleEvidence(
+  phase: FunctionPhase,
+  evidence: FunctionContext['evidenceObserved'],
+): Record<string, boolean> {
+  if (phase === 'gated' || !Object.hasOwn(evidence, PAUSED_EVIDENCE)) return { ...evidence };
+  const { [PAUSED_EVIDENCE]: _paused, ...rest } = evidence;
+  return rest;
 }
 
 /** The runtime phase of a session snapshot value (`'running'`, `{ waiting_user: 'input' }`, …). */

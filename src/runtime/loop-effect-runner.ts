@@ -10,7 +10,11 @@ export interface LoopEffectRunnerDeps {
   /** Runs rounds; without one, `prepare` is answered with `loop.prepare_failed`. */
   readonly dispatcher: Dispatcher | undefined;
   readonly clock: Clock;
-  /** Delivers an answer to the loop of session `sessionId` (dropped when the loop is gone). */
+  /**
+   * Delivers an answer to the loop of session `sessionId` on the command path (the rolebox
+   * wires it to `CommandPath.answerLoop`, which activates a passivated session first);
+   * dropped when the loop is gone.
+   */
   answer(sessionId: string, loopId: string, answer: LoopAnswer): void;
 }
 

@@ -230,13 +230,17 @@ export class SessionEffectRunner<H> {
     });
     let events: RuntimeEvent[];
     try {
-      const running = Promise.resolve().then(() =>
-        handler(entry.effect, {
-          session: this.#deps.handleOf(work.sessionId),
-          signal: work.controller.signal,
-          attempt,
-          idempotencyKey: effectId,
-        }),
+      // Called now (a throw is a failed attempt like a rejection): the crash point below
+      // is reached with the handler's work under way.
+      const running = new Promise<unknown>((resolve) =>
+        resolve(
+          handler(entry.effect, {
+            session: this.#deps.handleOf(work.sessionId),
+            signal: work.controller.signal,
+            attempt,
+            idempotencyKey: effectId,
+          }),
+        ),
       );
       crashPoint('effect-running');
       events = checkedEvents(await running);

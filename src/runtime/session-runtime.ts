@@ -1,6 +1,11 @@
 import { describeValue, RoleboxError } from '../errors.js';
+import type { FunctionCatalog } from '../function/catalog.js';
 import { loopEffectStateOf, loopEffectsOf, type RoundSettings } from '../loop/effects.js';
+import { checkSessionSnapshot, type SnapshotMachines } from '../persistence/check-snapshot.js';
+import { decodeEnvelope } from '../persistence/envelope.js';
+import type { MigrationRegistry } from '../persistence/migrations.js';
 import type { Persister } from '../persistence/persister.js';
+import { reconcileLoopRegistry, withoutSharedSystemIds } from '../persistence/restore.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { Dispatcher } from '../ports/dispatcher.js';
 import type {
@@ -11,6 +16,7 @@ import type {
   WakeUp,
 } from '../ports/snapshot-store.js';
 import { claimedRecordIn, claimResultIn, lostIn, renewedIn } from '../ports/store-contract.js';
+import type { CommandPath } from './command-path.js';
 import type { LoopEffectRunner } from './loop-effect-runner.js';
 import type { SystemAccess } from './system-access.js';
 import { WakeUpScheduler } from './wake-ups.js';
@@ -54,13 +60,18 @@ export type LifecycleEvent =
 /** What the runtime needs of its rolebox. */
 export interface SessionRuntimeHost {
   readonly access: SystemAccess;
+  /** Where the commands it sends go (a restore, a passivation) and loops are listened to. */
+  readonly path: CommandPath;
   readonly runner: LoopEffectRunner;
   readonly persister: Persister | undefined;
   readonly store: SnapshotStore | undefined;
   readonly clock: Clock;
   readonly dispatcher: Dispatcher | undefined;
-  /** Decodes, checks and restores a stored session into the running system. Throws a RoleboxError. */
-  restore(sessionId: string, stored: string): void;
+  /** What a stored session is checked against: the very machines that run, the functions. */
+  readonly machines: SnapshotMachines;
+  readonly catalog: FunctionCatalog;
+  /** The host's migrations of stored records. */
+  readonly migrations: MigrationRegistry;
   /** The effect runner: a session with a handler running stays live; a retry time wakes one. */
   readonly effects?: {
     busy(sessionId: string): boolean;
@@ -127,6 +138,8 @@ export class SessionRuntime {
     return wakeUps.length;
   }
 
+  // ---- Activation: claim and load, decode and check, restore, reconcile the loop, announce ----
+
   /**
    * Makes a passivated session live at once (any call to it): claimed, read, checked,
    * restored, its loop re-armed. Returns false when the store has no such session.
@@ -162,6 +175,113 @@ export class SessionRuntime {
     return true;
   }
 
+  /** Restores a stored session claimed with `lease` (async activation, e.g. openSession). */
+  restoreClaimed(sessionId: string, stored: string, lease: SessionLease | undefined): void {
+    this.#restoreClaimed(sessionId, stored, lease, 'open', this.#now());
+  }
+
+  /**
+   * Activation once the record is claimed and read, top to bottom: restore it into the
+   * system (decoded, checked, spawned); list it live (the directory, its wake-up cancelled);
+   * reconcile its loop (re-arm what it waits for); hold it until its loop has the answers
+   * that activation asked for; say `session_activated`; passivate the least recently used
+   * sessions above the live limit. A record that cannot be restored releases its claim.
+   */
+  #restoreClaimed(
+    sessionId: string,
+    stored: string,
+    lease: SessionLease | undefined,
+    trigger: ActivationTrigger,
+    dueBy: number,
+  ): void {
+    const { access } = this.#host;
+    try {
+      this.#restoreIntoSystem(sessionId, stored);
+    } catch (error) {
+      if (lease) void this.#host.store?.release([lease]).catch(() => {});
+      throw error;
+    }
+    access.directory.add(sessionId, { lastUsedAt: this.#now(), ...(lease ? { lease } : {}) });
+    this.#wakeUps.cancel(sessionId);
+    this.reconcileLoop(sessionId);
+    this.#holdUntilAnswered(sessionId, dueBy);
+    this.#host.emit({ type: 'session_activated', sessionId, trigger });
+    this.#enforceLimit(sessionId);
+  }
+
+  /**
+   * Restores one stored session into the running system: decoded (`decodeEnvelope`: the
+   * envelope and migrations) and checked as a whole (`checkSessionSnapshot`) first, its
+   * actors clashing with no live ones (or the whole root would be in error), then spawned
+   * under its shard (`system.restore_session` on the command path), and the loop registry
+   * brought in line with it. Throws a RoleboxError and restores nothing when it cannot.
+   */
+  #restoreIntoSystem(sessionId: string, stored: string): void {
+    const { access, path, machines, catalog, migrations } = this.#host;
+    const envelope = decodeEnvelope(sessionId, stored, migrations);
+    const checked = checkSessionSnapshot(sessionId, envelope.snapshot, machines, catalog);
+    const { clashes } = withoutSharedSystemIds([{ sessionId, ...checked }], {
+      live: (systemId) =>
+        access.actor(systemId) ? (access.sessionOf(systemId) ?? 'a live session') : undefined,
+    });
+    if (clashes[0]) throw clashes[0].error;
+    path.dispatch({
+      type: 'system.restore_session',
+      sessionId,
+      openedAt: checked.snapshot.context.createdAt,
+      snapshot: checked.snapshot,
+    });
+    const before = access.loopRegistry();
+    const loopRegistry = reconcileLoopRegistry(before, [{ sessionId, ...checked }]);
+    if (JSON.stringify(loopRegistry) !== JSON.stringify(before))
+      path.dispatch({ type: 'system.set_loop_registry', loopRegistry });
+  }
+
+  /**
+   * Listens to live session `sessionId`'s loop, if it has one, and asks for all it needs
+   * as of its state: a loop just spawned, or restored by an activation (which is what
+   * re-arms its deadlines and re-watches its task after a restart, SPEC §3.6).
+   */
+  reconcileLoop(sessionId: string): void {
+    const { access, runner } = this.#host;
+    const loop = access.liveLoopOf(sessionId);
+    if (!loop) return;
+    this.#host.path.listenToLoop(loop.loopId);
+    const state = loopEffectStateOf(loop.snapshot.value);
+    runner.need(
+      sessionId,
+      loop.loopId,
+      loopEffectsOf(state, loop.snapshot.context, this.#settings.round),
+    );
+  }
+
+  /**
+   * Keeps a session just activated live until its loop has had the answers its activation
+   * asked for (a task's status, the deadlines due by `dueBy`), and at most
+   * {@link ACTIVATION_HOLD_LIMIT_MS}. A wake-up for nothing (its task still running, a
+   * deadline moved) is answered by nothing: the hold ends all the same.
+   */
+  #holdUntilAnswered(sessionId: string, dueBy: number): void {
+    const loop = this.#host.access.liveLoopOf(sessionId);
+    if (!loop) return;
+    const hold = { since: this.#now() };
+    this.#held.set(sessionId, hold);
+    void this.#host.runner.answered(loop.loopId, dueBy).then(() => {
+      if (this.#held.get(sessionId) === hold) this.#held.delete(sessionId);
+    });
+  }
+
+  /** Whether a session just activated still waits for the answers its activation asked for. */
+  #isHeld(sessionId: string): boolean {
+    const hold = this.#held.get(sessionId);
+    if (!hold) return false;
+    if (this.#now() - hold.since < ACTIVATION_HOLD_LIMIT_MS) return true;
+    this.#held.delete(sessionId);
+    return false;
+  }
+
+  // ---- Claims, opens and closes, wake-ups, passivation, renewal ----
+
   /**
    * Claims a session in the store for this process (before opening or restoring it).
    * With `wait`, waits (on the clock) until the owner releases it or its claim expires.
@@ -187,11 +307,6 @@ export class SessionRuntime {
     }
   }
 
-  /** Restores a stored session claimed with `lease` (async activation, e.g. openSession). */
-  restoreClaimed(sessionId: string, stored: string, lease: SessionLease | undefined): void {
-    this.#restoreClaimed(sessionId, stored, lease, 'open', this.#now());
-  }
-
   /** Registers a session just opened in this process (fresh, with its lease). */
   opened(sessionId: string, lease: SessionLease | undefined): void {
     this.#host.access.directory.add(sessionId, {
@@ -209,24 +324,6 @@ export class SessionRuntime {
     this.#held.delete(sessionId);
     this.#wakeUps.cancel(sessionId);
     if (entry?.lease) void this.#host.store?.release([entry.lease]).catch(() => {});
-  }
-
-  /**
-   * Listens to live session `sessionId`'s loop, if it has one, and asks for all it needs
-   * as of its state: a loop just spawned, or restored by an activation (which is what
-   * re-arms its deadlines and re-watches its task after a restart, SPEC §3.6).
-   */
-  reconcileLoop(sessionId: string): void {
-    const { access, runner } = this.#host;
-    const loop = access.liveLoopOf(sessionId);
-    if (!loop) return;
-    access.listenToLoop(loop.loopId);
-    const state = loopEffectStateOf(loop.snapshot.value);
-    runner.need(
-      sessionId,
-      loop.loopId,
-      loopEffectsOf(state, loop.snapshot.context, this.#settings.round),
-    );
   }
 
   /** Why a passivated session must be woken, as of its live state. */
@@ -359,53 +456,6 @@ export class SessionRuntime {
     return this.#wakeUps.size;
   }
 
-  #restoreClaimed(
-    sessionId: string,
-    stored: string,
-    lease: SessionLease | undefined,
-    trigger: ActivationTrigger,
-    dueBy: number,
-  ): void {
-    const { access } = this.#host;
-    try {
-      this.#host.restore(sessionId, stored);
-    } catch (error) {
-      if (lease) void this.#host.store?.release([lease]).catch(() => {});
-      throw error;
-    }
-    access.directory.add(sessionId, { lastUsedAt: this.#now(), ...(lease ? { lease } : {}) });
-    this.#wakeUps.cancel(sessionId);
-    this.reconcileLoop(sessionId);
-    this.#holdUntilAnswered(sessionId, dueBy);
-    this.#host.emit({ type: 'session_activated', sessionId, trigger });
-    this.#enforceLimit(sessionId);
-  }
-
-  /**
-   * Keeps a session just activated live until its loop has had the answers its activation
-   * asked for (a task's status, the deadlines due by `dueBy`), and at most
-   * {@link ACTIVATION_HOLD_LIMIT_MS}. A wake-up for nothing (its task still running, a
-   * deadline moved) is answered by nothing: the hold ends all the same.
-   */
-  #holdUntilAnswered(sessionId: string, dueBy: number): void {
-    const loop = this.#host.access.liveLoopOf(sessionId);
-    if (!loop) return;
-    const hold = { since: this.#now() };
-    this.#held.set(sessionId, hold);
-    void this.#host.runner.answered(loop.loopId, dueBy).then(() => {
-      if (this.#held.get(sessionId) === hold) this.#held.delete(sessionId);
-    });
-  }
-
-  /** Whether a session just activated still waits for the answers its activation asked for. */
-  #isHeld(sessionId: string): boolean {
-    const hold = this.#held.get(sessionId);
-    if (!hold) return false;
-    if (this.#now() - hold.since < ACTIVATION_HOLD_LIMIT_MS) return true;
-    this.#held.delete(sessionId);
-    return false;
-  }
-
   #wakeUp(sessionId: string, dueBy: number): void {
     if (this.#stopped || this.#host.access.isLive(sessionId)) return;
     try {
@@ -427,7 +477,7 @@ export class SessionRuntime {
     const { access, runner } = this.#host;
     const loop = access.liveLoopOf(sessionId);
     if (loop) runner.drop(loop.loopId);
-    access.dispatch({ type: 'system.passivate_session', sessionId });
+    this.#host.path.dispatch({ type: 'system.passivate_session', sessionId });
     access.directory.remove(sessionId);
     this.#held.delete(sessionId);
   }

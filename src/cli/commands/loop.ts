@@ -17,7 +17,7 @@ import { resolveInspect } from '../inspector-option.js';
 import { LOOP_RUN_SLOT, loopRunSlotValue, readStoredLoops } from '../loop-runs.js';
 import { LoopWorkerDispatcher } from '../loop-worker-dispatcher.js';
 import { followLoops, type NoteEvent, type Output } from '../output.js';
-import { OwnSessionsStore } from '../own-sessions-store.js';
+import { type OwnSessionsStore, ownSessionsStore } from '../own-sessions-store.js';
 import { type RoundShown, readRound, roundFromLoop } from '../round-output.js';
 import { openStoreFile } from '../store-file.js';
 
@@ -43,7 +43,7 @@ export function exitCodeFor(phases: readonly string[]): number {
 
 /**
  * Builds the rolebox a loop command runs with: the SQLite store (seen through `viewOf` when
- * given, e.g. {@link OwnSessionsStore}), a dispatcher that runs each loop with its own
+ * given, e.g. {@link ownSessionsStore}), a dispatcher that runs each loop with its own
  * worker (the caller assigns them) and the limits from the options.
  */
 export async function cliRolebox(
@@ -299,7 +299,7 @@ export async function runLoopCommand(
   // which runs it with its own worker.
   let own!: OwnSessionsStore;
   const { rb, store, dispatcher, close } = await cliRolebox(options, output, (sqlite) => {
-    own = new OwnSessionsStore(sqlite);
+    own = ownSessionsStore(sqlite);
     return own;
   });
   const total = command.iterations;

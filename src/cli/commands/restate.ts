@@ -19,6 +19,7 @@ import {
 import { type ShellWorker, shellWorker } from '../../restate/shell-worker.js';
 import { FAILURE_EXIT_CODE, OK_EXIT_CODE, USAGE_EXIT_CODE } from '../exit-codes.js';
 import { type Output, untilInterrupted } from '../output.js';
+import { RESTATE_DEV_FUNCTIONS } from '../restate-dev-functions.js';
 
 /** Options of `rolebox restate serve`. */
 export interface RestateServeOptions {
@@ -100,15 +101,18 @@ async function listenOn(
  * is given. `stop` kills the shell rounds this process runs and closes the endpoint: a
  * stopped endpoint leaves no worker command behind.
  */
-async function endpointOf(options: Omit<RestateServeOptions, 'port' | 'host' | 'processes'>) {
+async function endpointOf(
+  options: Omit<RestateServeOptions, 'port' | 'host' | 'processes'>,
+  defaultFunctions: readonly FunctionDefinition[] = [],
+) {
   if (options.worker !== undefined && options.workersService !== undefined)
     throw new RoleboxError(
       'invalid_argument',
       'give --worker (a shell command run here) or --workers-service (a Restate service), not both',
     );
-  const functions: FunctionDefinition[] = options.functions
+  const functions: readonly FunctionDefinition[] = options.functions
     ? await loadFunctions(options.functions)
-    : [];
+    : defaultFunctions;
   const workers: RestateTarget | undefined = options.worker
     ? { service: SHELL_WORKER_NAME }
     : options.workersService
@@ -264,7 +268,7 @@ export async function runRestateDevCommand(
   options: RestateDevOptions,
   output: Output,
 ): Promise<number> {
-  const { endpoint, stop } = await endpointOf(options);
+  const { endpoint, stop } = await endpointOf(options, RESTATE_DEV_FUNCTIONS);
   // The same ports every time: the server's registered deployment (the endpoint's URL) and
   // the host's ingress URL stay right when the setup is started again. Ports chosen anew
   // may be taken before they are bound: those are chosen again.
@@ -366,8 +370,17 @@ async function serveDev(
     output.out(`rolebox: endpoint ${listening.url}, registered with ${server.adminUrl}`);
     output.out(`ingress: ${server.ingressUrl}`);
     output.out(
-      `try:   curl -X POST ${server.ingressUrl}/rolebox-session/s1/open -H 'content-type: application/json' -d '[]'`,
+      options.functions === undefined
+        ? `functions: ${RESTATE_DEV_FUNCTIONS.map((fn) => fn.name).join(', ')} (built in: the README's example; --functions <dir> serves yours)`
+        : `functions: from ${options.functions}`,
     );
+    const call = (handler: string, body: string) =>
+      `curl -X POST ${server.ingressUrl}/rolebox-session/s1/${handler} -H 'content-type: application/json' -d '${body}'`;
+    output.out(`try:   ${call('open', '[]')}`);
+    if (options.functions === undefined) {
+      output.out(`       ${call('activate', '["approval"]')}`);
+      output.out(`       ${call('tool', '["|signal| type=need_approval"]')}`);
+    }
     output.out(
       `host:  createRestateRolebox({ ingressUrl: '${server.ingressUrl}' })  (from 'rolebox/restate')`,
     );

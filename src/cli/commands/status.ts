@@ -1,7 +1,5 @@
-import { existsSync } from 'node:fs';
 import type { z } from 'zod';
 import { loopStateOf } from '../../../machines/loop.machine.js';
-import type { SqliteSnapshotStore } from '../../adapters/sqlite-snapshot-store.js';
 import { functionChildId, LOOP_CHILD_ID } from '../../base/actor-ids.js';
 import { topStateOf } from '../../base/state-value.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
@@ -15,7 +13,7 @@ import {
 import { runtimePhaseOf } from '../../rolebox/views.js';
 import type { PendingEffect } from '../../session/runtime-types.js';
 import type { Output } from '../output.js';
-import { openStoreFile } from '../store-file.js';
+import { openExistingStoreFile } from '../store-file.js';
 
 /** One stored session as `rolebox status` shows it. */
 export interface SessionStatus {
@@ -44,13 +42,6 @@ export interface StoredSession {
   readonly pendingEffects: readonly PendingEffect[];
 }
 
-/** The SQLite store at `storePath`, refused when there is none (it would be created empty). */
-function openExistingStore(storePath: string): SqliteSnapshotStore {
-  if (!existsSync(storePath))
-    throw new RoleboxError('invalid_argument', `no store at ${describeValue(storePath)}`);
-  return openStoreFile(storePath);
-}
-
 /**
  * Reads one session from the store without starting anything.
  * Throws: `invalid_argument` when there is no store, `unknown_session` when it holds no
@@ -60,7 +51,7 @@ export async function readStoredSession(
   storePath: string,
   sessionId: string,
 ): Promise<StoredSession> {
-  const store = openExistingStore(storePath);
+  const store = openExistingStoreFile(storePath);
   try {
     const data =
       sessionId === SYSTEM_RECORD_ID || isForeignRecordId(sessionId)
@@ -83,7 +74,7 @@ export async function readStoredSession(
  * no worker is touched. A record that cannot be read is listed with why.
  */
 export async function readStatus(storePath: string): Promise<SessionStatus[]> {
-  const store = openExistingStore(storePath);
+  const store = openExistingStoreFile(storePath);
   try {
     const rows: SessionStatus[] = [];
     for (const record of await store.loadAll()) {

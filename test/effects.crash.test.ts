@@ -1,0 +1,133 @@
+// Effects survive a crash (issue 24 items 1-3) through real processes and the SQLite store:
+// a process is killed with SIGKILL at a named point (ROLEBOX_CRASH_AT) and a second one,
+// on the same file, opens the session. Every effect runs to completion, a recorded result
+// is applied once and its handler not called again, and the flow reaches the state it
+// would have reached without the crash.
+import { spawn } from 'node:child_process';
+import { existsSync, readFileSync } from 'node:fs';
+import { mkdtemp, rm } from 'node:fs/promises';
+import { tmpdir } from 'node:os';
+import { join } from 'node:path';
+import { createInterface } from 'node:readline';
+import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
+
+vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
+
+const root = join(import.meta.dirname, '..');
+const child = join(import.meta.dirname, 'support', 'effect-child.ts');
+
+type Line = { type: string; [key: string]: unknown };
+
+/** An effect-child process: its JSON lines, a wait for one, and how it ended. */
+function run(args: string[], env: Record<string, string> = {}) {
+  const process_ = track(
+    spawn(process.execPath, ['--import', 'tsx', '--conditions=rolebox-source', child, ...args], {
+      cwd: root,
+      env: { ...process.env, ROLEBOX_CRASH_AT: '', ...env },
+      stdio: ['ignore', 'pipe', 'pipe'],
+    }),
+  );
+  const lines: Line[] = [];
+  let stderr = '';
+  process_.stderr?.on('data', (chunk) => (stderr += chunk));
+  const waiters: { predicate: (line: Line) => boolean; resolve: (line: Line) => void }[] = [];
+  createInterface({ input: process_.stdout as NodeJS.ReadableStream }).on('line', (text) => {
+    const line = JSON.parse(text) as Line;
+    lines.push(line);
+    for (const waiter of [...waiters])
+      if (waiter.predicate(line)) {
+        waiters.splice(waiters.indexOf(waiter), 1);
+        waiter.resolve(line);
+      }
+  });
+  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
+    process_.on('exit', (code, signal) => resolve({ code, signal })),
+  );
+  const waitFor = (type: string) => {
+    const seen = lines.find((line) => line.type === type);
+    if (seen) return Promise.resolve(seen);
+    return Promise.race([
+      new Promise<Line>((resolve) => waiters.push({ predicate: (l) => l.type === type, resolve })),
+      exited.then(({ code, signal }) => {
+        throw new Error(`process ended (${code ?? signal}) before ${type}; stderr: ${stderr}`);
+      }),
+    ]);
+  };
+  return { process: process_, lines, waitFor, exited };
+}
+
+const REACHED = {
+  type: 'reached',
+  where: 'review_artifact',
+  pending: 0,
+  artifacts: 1,
+  workerEvents: ['worker_started', 'worker_completed'],
+};
+
+describe('effects after SIGKILL: run to completion, a recorded result applied once', () => {
+  let dir: string;
+  let db: string;
+  let calls: string;
+  beforeEach(async () => {
+    dir = await mkdtemp(join(tmpdir(), 'rolebox-effects-crash-'));
+    db = join(dir, 'state.db');
+    calls = join(dir, 'calls.txt');
+  });
+  afterEach(async () => {
+    await killTracked();
+    await rm(dir, { recursive: true, force: true });
+  });
+
+  const callLines = () => (existsSync(calls) ? readFileSync(calls, 'utf8').trim().split('\n') : []);
+
+  /** Process 1 dies at `point`; process 2 resumes; returns what process 2 reached. */
+  async function killAtThenResume(point: string) {
+    const first = run(['start', db, calls, 'worker'], { ROLEBOX_CRASH_AT: point });
+    expect(await first.exited).toEqual({ code: null, signal: 'SIGKILL' });
+    const callsBefore = callLines().filter((line) => line !== '');
+    const second = run(['resume', db, calls, 'worker']);
+    const reached = await second.waitFor('reached');
+    expect(await second.exited).toEqual({ code: 0, signal: null });
+    return { callsBefore, reached, second };
+  }
+
+  it('killed after the emitting step was saved, before any handler ran: the next process runs it once', async () => {
+    const { callsBefore, reached, second } = await killAtThenResume('effect-saved');
+    expect(callsBefore).toEqual([]);
+    expect(callLines()).toEqual(['S:e2 1 S:e2']);
+    expect(second.lines.find((line) => line.type === 'resumed')).toEqual({
+      type: 'resumed',
+      pending: ['S:e2'],
+    });
+    expect(reached).toEqual(REACHED);
+  });
+
+  it('killed while the handler runs: called again with the same idempotency key, applied once', async () => {
+    const { callsBefore, reached } = await killAtThenResume('effect-running');
+    expect(callsBefore).toEqual(['S:e2 1 S:e2']);
+    const again = callLines();
+    expect(again).toHaveLength(2);
+    expect(again.every((line) => line.endsWith(' S:e2'))).toBe(true);
+    expect(reached).toEqual(REACHED);
+  });
+
+  it('killed after the result was recorded, before it was applied: applied on restart, the handler not called again', async () => {
+    const { callsBefore, reached } = await killAtThenResume('effect-result-saved');
+    expect(callsBefore).toEqual(['S:e2 1 S:e2']);
+    expect(callLines(), 'the handler ran once in all').toEqual(['S:e2 1 S:e2']);
+    expect(reached).toEqual(REACHED);
+  });
+
+  it('the probe: no handler in process 1 (killed after the approval); process 2 runs that effect once', async () => {
+    const first = run(['start', db, calls, 'none']);
+    const approved = await first.waitFor('approved');
+    expect(approved).toEqual({ type: 'approved', effectIds: ['S:e2'] });
+    first.process.kill('SIGKILL');
+    await first.exited;
+    const second = run(['resume', db, calls, 'worker']);
+    const reached = await second.waitFor('reached');
+    expect(callLines()).toEqual(['S:e2 1 S:e2']);
+    expect(reached).toEqual(REACHED);
+  });
+});
