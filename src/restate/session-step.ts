@@ -149,7 +149,10 @@ export class SessionStepEngine {
     );
     const events: HostEvent[] = [];
     rb.on('*', (event) => {
-      if (!STEP_LIFECYCLE.has(event.type)) events.push(event);
+      // Each step restores the session: that is not an activation the host sees, and so an
+      // effect still pending is not redelivered to it at every step either.
+      if (STEP_LIFECYCLE.has(event.type) || (event.type === 'effect' && event.redelivered)) return;
+      events.push(event);
     });
     let result: T;
     await rb.start();
