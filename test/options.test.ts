@@ -232,7 +232,7 @@ describe('Restate entry points', () => {
   it.each([
     [
       () => serveRoleboxOnRestate({ functons: [] } as never),
-      'serveRoleboxOnRestate options: unknown option "functons" (did you mean "functions"?); known: functions, conditions, limits, strictSessions, migrations, objectName, workers, eventSink, inspect, services, logger',
+      'serveRoleboxOnRestate options: unknown option "functons" (did you mean "functions"?); known: functions, conditions, limits, strictSessions, migrations, objectName, workers, eventSink, effects, inspect, services, logger',
     ],
     [
       () => serveRoleboxOnRestate(null as never),

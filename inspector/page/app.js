@@ -3,11 +3,12 @@
 // states as snapshots arrive, and sends commands back to rolebox actors.
 // Plain JavaScript modules served as they are: no build step, nothing from the internet.
 // One concern per module: state.js (what the page holds), connection.js (the socket),
-// tree.js, chart.js, context.js, controls.js, log.js (the panels).
+// tree.js, chart.js, context.js, effects.js, controls.js, log.js (the panels).
 import { showChart } from './chart.js';
 import { connect } from './connection.js';
 import { renderContext } from './context.js';
 import { renderControls } from './controls.js';
+import { renderEffects } from './effects.js';
 import './replay.js';
 import { renderPipeline } from './pipeline.js';
 import { $, describeValue, onRender, state } from './state.js';
@@ -23,6 +24,7 @@ function renderSelected() {
     `${actor.name}  ·  ${describeValue(actor.snapshot?.value) || actor.snapshot?.status || ''}`;
   showChart(actor);
   renderContext(actor.snapshot?.context);
+  renderEffects(actor.snapshot?.context);
   renderControls(actor);
 }
 

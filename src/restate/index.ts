@@ -15,6 +15,13 @@ export {
   type RestateSessionHandle,
 } from './client.js';
 export {
+  type EffectReport,
+  type EffectRequest,
+  type RestateEffectHandler,
+  type RestateEffectHandlers,
+  roleboxEffectService,
+} from './effect-service.js';
+export {
   freePort,
   type LocalRestateServer,
   type LocalRestateServerOptions,

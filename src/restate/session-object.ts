@@ -12,6 +12,7 @@ import {
 } from '../rolebox/command-table.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
+import { type EffectRequest, effectReportOf } from './effect-service.js';
 import { randomIdSource } from './rand-ids.js';
 import {
   EMPTY_SESSION_STATE,
@@ -47,6 +48,11 @@ export interface SessionObjectOptions extends SessionStepOptions {
   readonly workers?: RestateTarget;
   /** A service that receives every step's host events (`{ sessionId, seq, events }`). */
   readonly eventSink?: RestateTarget;
+  /**
+   * The effect service (see `roleboxEffectService`) each pending effect but `emit_message` is
+   * sent to, with the effect id as idempotency key; it reports back to `effectReturned`.
+   */
+  readonly effects?: RestateTarget;
   /** Streams every step's actors to an inspector server (`rolebox inspect`) at this WebSocket URL. */
   readonly inspect?: { readonly url: string };
 }
@@ -199,6 +205,7 @@ export const SESSION_OBJECT_OPTION_NAMES: readonly string[] = [
     objectName: true,
     workers: true,
     eventSink: true,
+    effects: true,
     inspect: true,
   } satisfies Record<Exclude<keyof SessionObjectOptions, keyof SessionStepOptions>, true>),
 ];
@@ -225,11 +232,13 @@ export function sessionObjectWith(
     objectName = SESSION_OBJECT_NAME,
     workers,
     eventSink,
+    effects,
     inspect: _,
     ...stepOptions
   } = options;
   checkTarget('workers', workers);
   checkTarget('eventSink', eventSink);
+  checkTarget('effects', effects);
   const engine = new SessionStepEngine(stepOptions, workers !== undefined);
 
   /**
@@ -253,7 +262,7 @@ export function sessionObjectWith(
         ...(inspection ? { inspect: inspection.observerFor(ctx.key) } : {}),
       }),
     );
-    await commitStep(ctx, state, outcome, now, { objectName, workers, eventSink });
+    await commitStep(ctx, state, outcome, now, { objectName, workers, eventSink, effects });
     return { result: outcome.result ?? null, events: outcome.events };
   };
 
@@ -287,6 +296,29 @@ export function sessionObjectWith(
             status: report.status,
             ...(report.result ? { result: report.result } : {}),
           },
+        });
+      },
+    ),
+    /**
+     * An effect service's report of an effect: its events applied once, in one step, as the
+     * effect's answer (or its error fails it). A report for an effect no longer pending (a
+     * repeated one, one the session moved past) is ignored. Private, as `workerTerminated`.
+     */
+    effectReturned: restate.handlers.object.exclusive(
+      { ingressPrivate: true },
+      async (ctx: restate.ObjectContext, body: unknown) => {
+        const report = effectReportOf(body);
+        if ((await ctx.get(STATE.recordIds)) === null) return { result: null, events: [] };
+        return step(ctx, {
+          command: (session) =>
+            session.view().pendingEffects.some((entry) => entry.id === report.effectId)
+              ? session.settleEffect(
+                  report.effectId,
+                  report.error === undefined
+                    ? { events: report.events ?? [] }
+                    : { error: report.error },
+                )
+              : null,
         });
       },
     ),
@@ -347,6 +379,34 @@ interface StepTargets {
   readonly objectName: string;
   readonly workers: SessionObjectOptions['workers'];
   readonly eventSink: SessionObjectOptions['eventSink'];
+  readonly effects: SessionObjectOptions['effects'];
+}
+
+/**
+ * Sends each effect the step delivered (new, or redelivered while pending) to the effect
+ * service, keyed by its id: Restate runs one invocation per id, so one sent again is not
+ * run again. `emit_message` is not sent: its delivery settles it.
+ */
+function sendEffects(
+  ctx: restate.ObjectContext,
+  events: readonly WireHostEvent[],
+  objectName: string,
+  target: RestateTarget,
+): void {
+  for (const event of events) {
+    if (event.type !== 'effect' || event.effect.type === 'emit_message') continue;
+    const request: EffectRequest = {
+      effect: event.effect,
+      session: { object: objectName, key: ctx.key },
+    };
+    ctx.genericSend({
+      service: target.service,
+      method: target.handler ?? 'run',
+      parameter: request,
+      inputSerde: restate.serde.json,
+      idempotencyKey: event.effect.id,
+    });
+  }
 }
 
 /** Stores the step and performs its effects: rounds, cancels, the next deadline, events. */
@@ -382,6 +442,7 @@ async function commitStep(
   }
   for (const task of outcome.cancelled)
     if (task.invocationId) ctx.cancel(task.invocationId as restate.InvocationId);
+  if (targets.effects) sendEffects(ctx, outcome.events, objectName, targets.effects);
   if (outcome.changed || outcome.dispatched.length > 0) {
     // Only what changed is written: a signal rewrites its session's record, not the rest.
     const after = outcome.state.records;

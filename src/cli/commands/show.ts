@@ -1,6 +1,7 @@
 import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { formatDuration } from '../../loop/notes.js';
 import type { LoopState } from '../../loop/types.js';
+import type { PendingEffect } from '../../session/runtime-types.js';
 import { OK_EXIT_CODE } from '../exit-codes.js';
 import { latestWorkerIn, loopRunIn } from '../loop-runs.js';
 import type { Output } from '../output.js';
@@ -11,7 +12,7 @@ import {
   roundOutputLines,
   SHOW_OUTPUT_LINES,
 } from '../round-output.js';
-import { readStoredSession, roundLabel, type StoredSession } from './status.js';
+import { formatTable, readStoredSession, roundLabel, type StoredSession } from './status.js';
 
 /** Options of `rolebox show`. */
 export interface ShowOptions {
@@ -85,7 +86,46 @@ export function showJson(shown: ShownSession): Record<string, unknown> {
     ...(shown.worker === undefined ? {} : { worker: shown.worker }),
     loop: loop ? loopJson(loop) : null,
     rounds: shown.rounds.map(roundFields),
+    // Like `worker`: only there when there is one (a session with no effects reads as before).
+    ...(shown.pendingEffects.length === 0
+      ? {}
+      : { pendingEffects: shown.pendingEffects.map(effectFields) }),
   };
+}
+
+/** One pending effect as `show` lists it: what it asks for, where it stands. */
+export function effectFields(entry: PendingEffect): Record<string, unknown> {
+  return {
+    id: entry.id,
+    type: entry.effect.type,
+    status: entry.status,
+    attempts: entry.attempts,
+    ...(entry.lastError === undefined ? {} : { lastError: entry.lastError }),
+    ...(entry.nextAttemptAt === undefined ? {} : { nextAttemptAt: entry.nextAttemptAt }),
+  };
+}
+
+/** The effects part of `rolebox show`: a table of the pending effects, if there are any. */
+function effectLines(pending: readonly PendingEffect[]): string[] {
+  if (pending.length === 0) return [];
+  const table = formatTable(
+    ['ID', 'TYPE', 'STATUS', 'ATTEMPTS', 'LAST ERROR'],
+    pending.map((entry) => [
+      entry.id,
+      entry.effect.type,
+      entry.nextAttemptAt === undefined
+        ? entry.status
+        : `${entry.status} (next attempt at ${new Date(entry.nextAttemptAt).toISOString()})`,
+      String(entry.attempts),
+      // One line per effect: a multi-line error keeps its first line.
+      entry.lastError === undefined ? '-' : firstLine(entry.lastError),
+    ]),
+  );
+  return [
+    '',
+    `effects:   ${pending.length} not settled`,
+    ...table.split('\n').map((line) => `  ${line}`),
+  ];
 }
 
 function loopJson(loop: LoopState): Record<string, unknown> {
@@ -102,8 +142,16 @@ function loopJson(loop: LoopState): Record<string, unknown> {
   };
 }
 
-/** The text of `rolebox show`: a header of fields, then each round with its output. */
+/**
+ * The text of `rolebox show`: a header of fields, then each round with its output, then the
+ * effects the session emitted and has not settled.
+ */
 export function formatShownSession(shown: ShownSession): string[] {
+  return [...sessionLines(shown), ...effectLines(shown.pendingEffects)];
+}
+
+/** The header and the loop's rounds of {@link formatShownSession}. */
+function sessionLines(shown: ShownSession): string[] {
   const { status, loop } = shown;
   const field = (name: string, value: string) => `${`${name}:`.padEnd(11)}${value}`;
   const lines = [

@@ -11,6 +11,7 @@ import {
   sessionContextSchema,
 } from '../../persistence/snapshot-schemas.js';
 import { runtimePhaseOf } from '../../rolebox/views.js';
+import type { PendingEffect } from '../../session/runtime-types.js';
 import type { Output } from '../output.js';
 import { openExistingStoreFile } from '../store-file.js';
 
@@ -37,6 +38,8 @@ export interface StoredSession {
   readonly slots: unknown;
   /** The session machine's state value (what `rolebox chart` highlights). */
   readonly value: unknown;
+  /** The effects it emitted and has not settled yet, oldest first (its outbox). */
+  readonly pendingEffects: readonly PendingEffect[];
 }
 
 /**
@@ -130,7 +133,13 @@ function readSession(sessionId: string, stored: unknown): StoredSession {
     functions,
     ...(loop ? { loop: { id: loop.id, phase: loop.phase, round: roundLabel(loop) } } : {}),
   };
-  return { status, ...(loop ? { loop } : {}), slots: context.slots, value: snapshot.value };
+  return {
+    status,
+    ...(loop ? { loop } : {}),
+    slots: context.slots,
+    value: snapshot.value,
+    pendingEffects: context.pendingEffects as PendingEffect[],
+  };
 }
 
 /** Lays rows out as a plain-text table. */

@@ -1,0 +1,138 @@
+// Session effects on Restate (issue 24 item 5), through a real restate-server: each pending
+// effect runs in its own durable invocation of an effect service, keyed by the effect id,
+// outside the session's exclusive handler (the session answers while a handler runs); the
+// handler's events come back to the session object and are applied once; an endpoint that
+// goes away while a handler runs resumes it, its journaled model call not made again.
+import { rmSync } from 'node:fs';
+import { afterAll, beforeAll, describe, expect, it } from 'vitest';
+import {
+  createRestateRolebox,
+  type ListeningEndpoint,
+  type LocalRestateServer,
+  type RestateRolebox,
+  roleboxEffectService,
+  serveRoleboxOnRestate,
+  startLocalRestateServer,
+} from '../src/restate/index.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { restateUnavailable } from './support/restate.js';
+
+const unavailable = restateUnavailable();
+if (unavailable) console.log(`skipping the Restate effect tests: ${unavailable}`);
+
+describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
+  let server: LocalRestateServer;
+  let endpoint: ListeningEndpoint;
+  let client: RestateRolebox;
+  /** Model calls made (inside ctx.run), by effect id. */
+  const modelCalls = new Map<string, number>();
+  /** Invocation attempts of the effect service, by effect id. */
+  const attempts = new Map<string, number>();
+  let releaseWorker: () => void = () => {};
+  let workerStarted: () => void = () => {};
+  const workerGate = { started: Promise.resolve(), released: Promise.resolve() };
+
+  const effects = roleboxEffectService('test-effects', {
+    invoke_main_agent: async (effect, ctx) => {
+      attempts.set(effect.id, (attempts.get(effect.id) ?? 0) + 1);
+      const decided = await ctx.run('model', () => {
+        modelCalls.set(effect.id, (modelCalls.get(effect.id) ?? 0) + 1);
+        return 'run_worker poet';
+      });
+      expect(decided).toBe('run_worker poet');
+      return [
+        {
+          type: 'main_agent_decision_created',
+          decision: { id: 'd1', kind: 'run_worker', workerId: 'poet', requiresApproval: true },
+        },
+      ];
+    },
+    run_worker: async (effect, ctx) => {
+      attempts.set(effect.id, (attempts.get(effect.id) ?? 0) + 1);
+      const text = await ctx.run('model', () => {
+        modelCalls.set(effect.id, (modelCalls.get(effect.id) ?? 0) + 1);
+        return 'roses are red';
+      });
+      // The first attempt waits here, its model call journaled, until the test lets it go.
+      workerStarted();
+      await workerGate.released;
+      return [
+        { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
+        { type: 'worker_needs_input', workerId: effect.workerId, questions: [text] },
+      ];
+    },
+  });
+  const served = serveRoleboxOnRestate({
+    effects: { service: 'test-effects' },
+    services: [effects],
+  });
+
+  beforeAll(async () => {
+    server = await startLocalRestateServer({
+      env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' },
+    });
+    endpoint = await served.listen(0);
+    await server.register(endpoint.url);
+    client = createRestateRolebox({ ingressUrl: server.ingressUrl });
+  }, PROCESS_TEST_TIMEOUT_MS);
+
+  afterAll(async () => {
+    await endpoint?.close().catch(() => {});
+    await server?.stop();
+    if (server) rmSync(server.baseDir, { recursive: true, force: true });
+  }, PROCESS_TEST_TIMEOUT_MS);
+
+  it(
+    'runs each effect in its own invocation, applies its events once, and resumes one whose endpoint went away',
+    async () => {
+      workerGate.started = new Promise<void>((resolve) => {
+        workerStarted = resolve;
+      });
+      workerGate.released = new Promise<void>((resolve) => {
+        releaseWorker = resolve;
+      });
+      const session = await client.openSession({ id: 'S' });
+      await session.send({
+        type: 'session_started',
+        availableSkills: [{ name: 'write' }],
+        initialSkill: 'write',
+      });
+      const submitted = await session.send({ type: 'user_submitted_input', text: 'a poem' });
+      expect(submitted.effects).toEqual([
+        expect.objectContaining({ type: 'invoke_main_agent', id: 'S:e1' }),
+      ]);
+      // The main agent's decision comes back through effectReturned.
+      await expect
+        .poll(async () => (await session.view()).waitingReason?.kind, { timeout: 30_000 })
+        .toBe('approve_step');
+      expect((await session.view()).pendingEffects).toEqual([]);
+
+      await session.send({ type: 'user_approved_next_step', decisionId: 'd1' });
+      await workerGate.started;
+      // The handler runs outside the session's exclusive handler: the session answers.
+      const during = await session.view();
+      expect(during.pendingEffects).toEqual([
+        expect.objectContaining({
+          id: 'S:e2',
+          effect: expect.objectContaining({ type: 'run_worker' }),
+        }),
+      ]);
+      await session.message('while the worker writes');
+
+      // The endpoint goes away while the handler waits; it comes back, Restate retries the
+      // invocation, the journaled model call answers from the journal.
+      await endpoint.close();
+      releaseWorker();
+      endpoint = await served.listen(endpoint.port);
+      await expect
+        .poll(async () => (await session.view()).waitingReason?.kind, { timeout: 60_000 })
+        .toBe('worker_questions');
+      const after = await session.view();
+      expect(after.pendingEffects).toEqual([]);
+      expect(attempts.get('S:e2')).toBeGreaterThanOrEqual(2);
+      expect(Object.fromEntries(modelCalls)).toEqual({ 'S:e1': 1, 'S:e2': 1 });
+      expect(attempts.get('S:e1')).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+});
