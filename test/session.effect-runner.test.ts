@@ -196,6 +196,32 @@ describe('effect handlers', () => {
     await h.rb.stop();
   });
 
+  it('leave the AbortSignal of a handler that returned alone: its own result settles the effect', async () => {
+    const signals: AbortSignal[] = [];
+    const h = await boot({
+      invoke_main_agent: (_effect, ctx) => {
+        signals.push(ctx.signal);
+        return [
+          {
+            type: 'main_agent_decision_created',
+            decision: { id: 'd1', kind: 'ask_user', message: 'which?' },
+          },
+        ];
+      },
+    });
+    h.session.send({ type: 'user_submitted_input', text: 'go' });
+    await settle(10);
+    expect(h.effectEvents().slice(0, 3)).toEqual([
+      'effect S:e1',
+      'effect_started S:e1',
+      'effect_settled S:e1 main_agent_decision_created',
+    ]);
+    expect(h.session.view().phase).toBe('waiting_user');
+    expect(signals.map((signal) => signal.aborted)).toEqual([false]);
+    await h.rb.stop();
+    expect(signals[0]?.aborted, 'not even when the rolebox stops').toBe(false);
+  });
+
   it('deliver effects without a handler as `effect` events, settle an emit_message as delivered', async () => {
     const h = await boot({});
     h.session.send({ type: 'user_submitted_input', text: 'go' });

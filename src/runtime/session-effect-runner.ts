@@ -54,6 +54,8 @@ interface Work {
   timer?: TimerHandle;
   /** Settles when the current step (an attempt, an apply) is over. */
   running?: Promise<void>;
+  /** True while a handler called with this work's signal has not returned. */
+  handlerRunning?: boolean;
 }
 
 /**
@@ -185,7 +187,9 @@ export class SessionEffectRunner<H> {
     if (!work) return;
     this.#work.delete(effectId);
     if (work.timer !== undefined) this.#deps.clock.clearTimeout(work.timer);
-    work.controller.abort();
+    // Only a handler still running listens: once it returned (its result being applied,
+    // which settles the effect) the abort, with the DOMException it builds, is wasted.
+    if (work.handlerRunning) work.controller.abort();
   }
 
   /** The live entry `effectId` of the session, if it is still pending and this work is current. */
@@ -229,6 +233,7 @@ export class SessionEffectRunner<H> {
       at: this.#now(),
     });
     let events: RuntimeEvent[];
+    work.handlerRunning = true;
     try {
       // Called now (a throw is a failed attempt like a rejection): the crash point below
       // is reached with the handler's work under way.
@@ -245,10 +250,12 @@ export class SessionEffectRunner<H> {
       crashPoint('effect-running');
       events = checkedEvents(await running);
     } catch (error) {
+      work.handlerRunning = false;
       if (!this.#current(effectId, work)) return;
       this.#failed(effectId, work, attempt, error);
       return;
     }
+    work.handlerRunning = false;
     if (!this.#current(effectId, work)) return;
     if (events.length === 0) {
       this.#deps.send(work.sessionId, {
