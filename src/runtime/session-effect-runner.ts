@@ -200,7 +200,12 @@ export class SessionEffectRunner<H> {
   }
 
   #start(effectId: string, work: Work): void {
-    work.running = this.#step(effectId, work)
+    this.#track(effectId, work, this.#step(effectId, work));
+  }
+
+  /** Holds `step` as the work's current one: its failure reported, the work let go when it ends. */
+  #track(effectId: string, work: Work, step: Promise<void>): void {
+    work.running = step
       .catch((error: unknown) =>
         this.#deps.report(
           error instanceof Error ? error : new Error(String(error)),
@@ -300,9 +305,10 @@ export class SessionEffectRunner<H> {
     if (this.#work.has(effectId)) return;
     const work: Work = { sessionId, controller: new AbortController() };
     this.#work.set(effectId, work);
-    work.running = this.#deps
-      .saved()
-      .then(() => {
+    this.#track(
+      effectId,
+      work,
+      this.#deps.saved().then(() => {
         if (this.#current(effectId, work))
           this.#deps.send(sessionId, {
             type: 'session.settle_effect',
@@ -310,13 +316,8 @@ export class SessionEffectRunner<H> {
             by: 'delivered',
             at: this.#now(),
           });
-      })
-      .catch((error: unknown) =>
-        this.#deps.report(error instanceof Error ? error : new Error(String(error)), sessionId),
-      )
-      .finally(() => {
-        if (this.#work.get(effectId) === work) this.#work.delete(effectId);
-      });
+      }),
+    );
   }
 
   #now(): number {
