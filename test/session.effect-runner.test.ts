@@ -165,6 +165,26 @@ describe('effect handlers', () => {
     await h.rb.stop();
   });
 
+  it('count a handler that returns something other than events as a failed attempt, naming it', async () => {
+    const h = await boot(
+      { invoke_main_agent: () => 'a decision' as never },
+      { effectRetry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 } },
+    );
+    h.session.send({ type: 'user_submitted_input', text: 'go' });
+    await settle(10);
+    expect(h.session.view().pendingEffects).toEqual([
+      expect.objectContaining({
+        id: 'S:e1',
+        status: 'pending',
+        attempts: 1,
+        lastError:
+          'an effect handler must return an array of runtime events or nothing, got "a decision"',
+      }),
+    ]);
+    expect(h.session.view().phase, 'nothing it returned was applied').toBe('running');
+    await h.rb.stop();
+  });
+
   it('fire the AbortSignal when the effect is cancelled or the session closed, and drop what returns then', async () => {
     const signals: AbortSignal[] = [];
     const release: (() => void)[] = [];

@@ -1,5 +1,5 @@
 import { crashPoint } from '../base/crash-point.js';
-import { describeValue } from '../errors.js';
+import { describeValue, RoleboxError } from '../errors.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { EffectCommand } from '../session/commands.js';
 import type { EmittedEvent } from '../session/emitted.js';
@@ -333,8 +333,10 @@ export class SessionEffectRunner<H> {
 function checkedEvents(returned: unknown): RuntimeEvent[] {
   if (returned === undefined || returned === null) return [];
   if (!Array.isArray(returned))
-    throw new TypeError(
+    throw new RoleboxError(
+      'invalid_argument',
       `an effect handler must return an array of runtime events or nothing, got ${describeValue(returned)}`,
+      { got: describeValue(returned) },
     );
   return returned.map((event) => parseRuntimeEvent(event));
 }
