@@ -33,9 +33,10 @@ import { outboxActions } from './session.outbox.js';
 /**
  * Version of the session machine's persisted shape; bump when context, states or child ids
  * change. 2: child ids are local (`fn:<name>`, `loop`), the unique part is in the systemId.
- * 3: the effect outbox (`effectCount`, `pendingEffects`).
+ * 3: the effect outbox (`effectCount`, `pendingEffects`). 4: `effectNonce`, so a session
+ * id opened again numbers its effects apart from its earlier incarnations.
  */
-export const SESSION_MACHINE_VERSION = 3;
+export const SESSION_MACHINE_VERSION = 4;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 
@@ -179,6 +180,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       toolLoopBurstCount: 0,
       errorReason: null,
       history: [],
+      effectNonce: input.nonce ?? null,
       effectCount: 0,
       pendingEffects: [],
     }),

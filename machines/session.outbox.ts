@@ -93,7 +93,7 @@ export const outboxActions = {
   /** Numbers `body`, records it as pending and emits it (`effect`), all in this step. */
   recordEffect: sessionAction(({ context, enqueue }, body: SessionEffectBody) => {
     const n = context.effectCount + 1;
-    const effect = numberedEffect(context.sessionId, n, body);
+    const effect = numberedEffect(context.sessionId, context.effectNonce, n, body);
     enqueue.assign({
       effectCount: n,
       pendingEffects: [...context.pendingEffects, pendingEffect(effect)],

@@ -89,6 +89,7 @@ export function createSystemMachine(env: SystemMachineEnv) {
                   sessionId: event.sessionId,
                   at: event.at,
                   ...(event.acceptanceMode ? { acceptanceMode: event.acceptanceMode } : {}),
+                  ...(event.nonce === undefined ? {} : { nonce: event.nonce }),
                 } satisfies SessionInput,
               },
             }),

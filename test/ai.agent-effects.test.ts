@@ -13,6 +13,7 @@ import {
   type SessionHandle,
 } from '../src/index.js';
 import { SimulatedClock } from '../src/testing/index.js';
+import { plainEffectIds } from './support/effect-ids.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { startWith } from './support/rolebox.js';
 
@@ -301,7 +302,7 @@ describe('run_worker and resume_worker: the worker writes its artifact or asks',
       acceptanceMode: 'no_confirmation',
     });
     const result = sendAll(session, events);
-    expect(result?.effects).toEqual([
+    expect(plainEffectIds(result?.effects)).toEqual([
       { id: 'S1:e3', type: 'invoke_main_agent', reason: 'worker_completed' },
     ]);
     expect(session.facts().map((artifact) => artifact.content)).toEqual(['x']);
@@ -354,7 +355,7 @@ describe('run_worker and resume_worker: the worker writes its artifact or asks',
       questions: ['Which tree?'],
     });
     const answered = session.send({ type: 'user_submitted_input', text: 'a maple' });
-    expect(answered.effects).toEqual([
+    expect(plainEffectIds(answered.effects)).toEqual([
       { id: 'S1:e3', type: 'resume_worker', workerId: 'poet', answer: 'a maple' },
     ]);
     const resume = answered.effects[0] as Parameters<AgentEffectHandlers['resume_worker']>[0];
@@ -512,7 +513,7 @@ describe('createRolebox({ effects: agentEffects(…) })', () => {
     });
     session.send({ type: 'user_submitted_input', text: 'A haiku' });
     await vi.waitFor(() =>
-      expect(session.view().pendingEffects[0]).toMatchObject({
+      expect(plainEffectIds(session.view().pendingEffects[0])).toMatchObject({
         id: 'S1:e1',
         attempts: 1,
         lastError: expect.stringContaining('the main agent ended without a decision'),

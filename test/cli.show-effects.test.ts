@@ -10,6 +10,7 @@ import { readShownSession, runShowCommand, showJson } from '../src/cli/commands/
 import type { Output } from '../src/cli/output.js';
 import { createRolebox } from '../src/index.js';
 import { runCli } from './support/cli.js';
+import { plainEffectIds } from './support/effect-ids.js';
 import {
   EFFECTS_STORE_RETRY_MS,
   EFFECTS_STORE_START,
@@ -41,7 +42,7 @@ describe('rolebox show: pending effects', () => {
     await writeStoreWithEffects(path);
 
     const down = await readShownSession('down', { store: path, tasks: join(dir, 'tasks') });
-    expect(down.pendingEffects).toEqual([
+    expect(plainEffectIds(down.pendingEffects)).toEqual([
       expect.objectContaining({
         id: 'down:e1',
         status: 'pending',
@@ -61,13 +62,13 @@ describe('rolebox show: pending effects', () => {
       expect.stringMatching(/^ {2}ID\s+TYPE\s+STATUS\s+ATTEMPTS\s+LAST ERROR$/),
       expect.stringMatching(/^ {2}-+/),
       expect.stringMatching(
-        /^ {2}down:e1\s+invoke_main_agent\s+pending \(next attempt at 1970-01-01T00:01:01\.000Z\)\s+1\s+model down …$/,
+        /^ {2}down:[0-9a-z]{12}:e1\s+invoke_main_agent\s+pending \(next attempt at 1970-01-01T00:01:01\.000Z\)\s+1\s+model down …$/,
       ),
     ]);
 
     // The approved worker: no handler, so pending and never attempted; e1 was settled.
     const poet = await readShownSession('poet', { store: path, tasks: join(dir, 'tasks') });
-    expect(showJson(poet).pendingEffects).toEqual([
+    expect(plainEffectIds(showJson(poet).pendingEffects)).toEqual([
       { id: 'poet:e2', type: 'run_worker', status: 'pending', attempts: 0 },
     ]);
   });
@@ -77,7 +78,7 @@ describe('rolebox show: pending effects', () => {
     await writeStoreWithEffects(path);
     const shown = await runCli(['show', 'down', '--store', path, '--json'], { cwd: dir });
     expect(shown.code, shown.stderr).toBe(0);
-    expect(JSON.parse(shown.stdout).pendingEffects).toEqual([
+    expect(plainEffectIds(JSON.parse(shown.stdout).pendingEffects)).toEqual([
       {
         id: 'down:e1',
         type: 'invoke_main_agent',

@@ -11,6 +11,7 @@ import {
   MemorySnapshotStore,
 } from '../src/index.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { plainEffectIds } from './support/effect-ids.js';
 
 async function boot(
   effects: EffectHandlers,
@@ -35,7 +36,7 @@ async function boot(
     initialSkill: 'write',
   });
   const effectEvents = () =>
-    events.flatMap((event) =>
+    plainEffectIds(events).flatMap((event) =>
       event.type === 'effect' ||
       event.type === 'effect_started' ||
       event.type === 'effect_settled' ||
@@ -91,10 +92,12 @@ describe('effect handlers', () => {
     );
     const approved = approveWorker(h.session);
     const run = approved.effects[0];
-    expect(run).toMatchObject({ type: 'run_worker', workerId: 'poet', id: 'S:e2' });
+    expect(plainEffectIds(run)).toMatchObject({ type: 'run_worker', workerId: 'poet', id: 'S:e2' });
     expect(calls, 'nothing runs inside the step').toEqual([]);
     await settle(10);
-    expect(calls).toEqual([{ id: 'S:e2', attempt: 1, key: 'S:e2', storedWithIt: true }]);
+    expect(plainEffectIds(calls)).toEqual([
+      { id: 'S:e2', attempt: 1, key: 'S:e2', storedWithIt: true },
+    ]);
     expect(h.session.view()).toMatchObject({
       phase: 'waiting_user',
       waitingReason: { kind: 'review_artifact' },
@@ -134,7 +137,7 @@ describe('effect handlers', () => {
     h.session.send({ type: 'user_submitted_input', text: 'go' });
     await settle(10);
     expect(attempts).toEqual([1]);
-    expect(h.session.view().pendingEffects).toEqual([
+    expect(plainEffectIds(h.session.view().pendingEffects)).toEqual([
       expect.objectContaining({
         id: 'S:e1',
         status: 'pending',
@@ -154,7 +157,7 @@ describe('effect handlers', () => {
     h.clock.advance(150);
     await settle(10);
     expect(attempts).toEqual([1, 2, 3]);
-    expect(h.session.view()).toMatchObject({
+    expect(plainEffectIds(h.session.view())).toMatchObject({
       phase: 'error',
       errorReason: 'effect S:e1 (invoke_main_agent) failed after 3 attempts: model down #3',
       pendingEffects: [{ id: 'S:e1', status: 'failed', attempts: 3, lastError: 'model down #3' }],
@@ -172,7 +175,7 @@ describe('effect handlers', () => {
     );
     h.session.send({ type: 'user_submitted_input', text: 'go' });
     await settle(10);
-    expect(h.session.view().pendingEffects).toEqual([
+    expect(plainEffectIds(h.session.view().pendingEffects)).toEqual([
       expect.objectContaining({
         id: 'S:e1',
         status: 'pending',
@@ -270,7 +273,7 @@ describe('effects across passivation', () => {
     await settle(10);
     expect(h.events.some((event) => event.type === 'session_passivated')).toBe(true);
     const again = h.rb.session('S');
-    expect(again.view().pendingEffects.map((entry) => entry.id)).toEqual(['S:e1']);
+    expect(plainEffectIds(again.view().pendingEffects.map((entry) => entry.id))).toEqual(['S:e1']);
     expect(h.effectEvents()).toEqual(['effect S:e1', 'effect S:e1 redelivered']);
     await h.rb.stop();
   });

@@ -2,14 +2,23 @@
 // as pending in the step that emits it, settled by the event that answers it (the README
 // table), cancelled when the session moves past it, or settled by the host.
 import { describe, expect, it } from 'vitest';
-import type { HostEvent, RuntimeEvent } from '../src/index.js';
+import {
+  createRolebox,
+  type HostEvent,
+  MemorySnapshotStore,
+  type RuntimeEvent,
+} from '../src/index.js';
 import { MACHINE_MIGRATIONS } from '../src/persistence/machine-migrations.js';
 import { cancellationBy, outboxAfter } from '../src/session/effect-outbox.js';
+import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { plainEffectIds } from './support/effect-ids.js';
 import { errorOf } from './support/errors.js';
 import { follow, ROUTES, sessionHarness } from './support/sessions.js';
 
 const pendingIds = (h: Awaited<ReturnType<typeof sessionHarness>>) =>
-  h.session.view().pendingEffects.map((entry) => `${entry.id} ${entry.effect.type}`);
+  plainEffectIds(
+    h.session.view().pendingEffects.map((entry) => `${entry.id} ${entry.effect.type}`),
+  );
 
 const settled = (events: readonly HostEvent[]) =>
   events.flatMap((event) =>
@@ -19,23 +28,55 @@ const settled = (events: readonly HostEvent[]) =>
   );
 
 describe('the effect outbox', () => {
-  it('numbers effects <sessionId>:e<n> and records each as pending in the step that emits it', async () => {
+  it('numbers effects <sessionId>:<nonce>:e<n> and records each as pending in the step that emits it', async () => {
     const h = await sessionHarness();
     follow(h, ROUTES['waiting_user.intake'] as RuntimeEvent[]);
     const result = h.session.send({ type: 'user_confirmed_intake' });
+    const [effect] = result.effects;
+    const nonce = /^S:([0-9a-z]{12}):e1$/.exec(effect?.id ?? '')?.[1];
+    expect(nonce, `the id ${effect?.id} carries the incarnation's nonce`).toBeDefined();
+    const id = `S:${nonce}:e1`;
     expect(result.effects).toEqual([
-      { id: 'S:e1', type: 'invoke_main_agent', reason: 'user_confirmed_intake' },
+      { id, type: 'invoke_main_agent', reason: 'user_confirmed_intake' },
     ]);
     expect(h.session.view().pendingEffects).toEqual([
       {
-        id: 'S:e1',
-        effect: { id: 'S:e1', type: 'invoke_main_agent', reason: 'user_confirmed_intake' },
+        id,
+        effect: { id, type: 'invoke_main_agent', reason: 'user_confirmed_intake' },
         status: 'pending',
         attempts: 0,
       },
     ]);
-    // The same step's persisted snapshot holds it: it is saved with the transition.
-    expect(h.persisted()).toContain('"pendingEffects":[{"id":"S:e1"');
+    // The same step's persisted snapshot holds it, and the nonce: saved with the transition.
+    expect(h.persisted()).toContain(`"effectNonce":"${nonce}"`);
+    expect(h.persisted()).toContain(`"pendingEffects":[{"id":"${id}"`);
+  });
+
+  it('numbers the effects of a session id closed and opened again apart: no id repeats', async () => {
+    const h = await sessionHarness();
+    const firstEffects = () => {
+      const session = h.rb.session('S');
+      follow({ ...h, session }, ROUTES['waiting_user.intake'] as RuntimeEvent[]);
+      const confirmed = session.send({ type: 'user_confirmed_intake' }).effects;
+      const decided = session.send({
+        type: 'main_agent_decision_created',
+        decision: { id: 'd1', kind: 'run_worker', workerId: 'writer' },
+      }).effects;
+      return [...confirmed, ...decided].map((effect) => effect.id);
+    };
+    const first = firstEffects();
+    h.session.close();
+    await h.rb.openSession({ id: 'S' });
+    const second = firstEffects();
+    expect(plainEffectIds(first), 'each incarnation numbers from e1').toEqual(['S:e1', 'S:e2']);
+    expect(plainEffectIds(second)).toEqual(['S:e1', 'S:e2']);
+    for (const id of second) expect(first).not.toContain(id);
+    expect(
+      h.rb
+        .session('S')
+        .view()
+        .pendingEffects.map((entry) => entry.id),
+    ).toEqual([second[1]]);
   });
 
   it('settles each effect by the event that answers it (the README table)', async () => {
@@ -61,7 +102,7 @@ describe('the effect outbox', () => {
     expect(pendingIds(h)).toEqual(['S:e3 invoke_main_agent']);
     h.session.send({ type: 'flow_completed' });
     expect(pendingIds(h)).toEqual([]);
-    expect(settled(h.events)).toEqual([
+    expect(plainEffectIds(settled(h.events))).toEqual([
       'S:e1 main_agent_decision_created',
       'S:e2 worker_started',
       'S:e3 flow_completed',
@@ -211,5 +252,71 @@ describe('session machine 2 → 3', () => {
       context: { sessionId: 'S', history: [], effectCount: 0, pendingEffects: [] },
     });
     expect(migrate?.({ children: {} }), 'a record without a context').toEqual({ children: {} });
+  });
+});
+
+describe('session machine 3 → 4: effect ids carry the incarnation nonce', () => {
+  it('the migration gives a stored session a null nonce and keeps its outbox as it is', () => {
+    const migrate = MACHINE_MIGRATIONS.session[3];
+    const entry = { id: 'S:e2', effect: { id: 'S:e2', type: 'run_worker' }, status: 'pending' };
+    const old = {
+      value: 'running',
+      context: { sessionId: 'S', effectCount: 2, pendingEffects: [entry] },
+    };
+    expect(migrate?.(old)).toEqual({ ...old, context: { ...old.context, effectNonce: null } });
+    expect(migrate?.({ children: {} }), 'a record without a context').toEqual({ children: {} });
+  });
+
+  it('a session stored by version 3 restores: its pending effect settles under its old id, the next ones go on from it', async () => {
+    const clock = new SimulatedClock(1_000);
+    const store = new MemorySnapshotStore();
+    const writer = createRolebox({ clock, store, ids: seededIdSource(9) });
+    await writer.start();
+    const session = await writer.openSession({ id: 'S' });
+    follow({ session } as never, ROUTES.running as RuntimeEvent[]);
+    session.send({
+      type: 'main_agent_decision_created',
+      decision: { id: 'd1', kind: 'run_worker', workerId: 'writer' },
+    });
+    await writer.stop();
+    // The record as version 3 wrote it: no nonce, ids `<sessionId>:e<n>`.
+    const record = JSON.parse(store.records.get('S') as string);
+    const { effectNonce, ...context } = record.snapshot.context;
+    record.machineVersions.session = 3;
+    record.snapshot.context = plainEffectIds(context);
+    store.records.set('S', JSON.stringify(record));
+    expect(record.snapshot.context.pendingEffects.map((entry: { id: string }) => entry.id)).toEqual(
+      ['S:e2'],
+    );
+
+    const keys: string[] = [];
+    const rb = createRolebox({
+      clock,
+      store,
+      ids: seededIdSource(9),
+      effects: {
+        run_worker: (effect, ctx) => {
+          keys.push(ctx.idempotencyKey);
+          return [
+            { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
+          ];
+        },
+      },
+    });
+    await rb.start();
+    const restored = await rb.openSession({ id: 'S' });
+    await settle(10);
+    expect(keys, 'the stored effect ran under its stored id').toEqual(['S:e2']);
+    expect(restored.view()).toMatchObject({ currentWorkerId: 'writer', pendingEffects: [] });
+    const art = restored.artifacts.write({ name: 'story', workerId: 'writer', content: 'x' });
+    const next = restored.send({ type: 'worker_completed', artifactId: art.id });
+    expect(next.phase).toBe('waiting_user');
+    const accepted = restored.send({ type: 'user_accepted_artifact', artifactId: art.id });
+    expect(
+      accepted.effects.map((effect) => effect.id),
+      'numbered on from e2',
+    ).toEqual(['S:e3']);
+    await rb.stop();
+    expect(JSON.parse(store.records.get('S') as string).snapshot.context.effectNonce).toBeNull();
   });
 });

@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { RuntimeEvent } from '../src/index.js';
+import { plainEffectIds } from './support/effect-ids.js';
 import { errorOf } from './support/errors.js';
 import { follow, ROUTES, sessionHarness, withId } from './support/sessions.js';
 
@@ -499,7 +500,7 @@ describe('the full writing flow', () => {
       h.session.send(event);
       expect(h.where(), event.type).toBe(expected);
     }
-    expect(h.effects()).toEqual([
+    expect(plainEffectIds(h.effects())).toEqual([
       { type: 'invoke_main_agent', reason: 'user_confirmed_intake', id: 'S:e1' },
       { type: 'run_worker', workerId: 'writer', decisionId: 'd1', id: 'S:e2' },
       { type: 'invoke_main_agent', reason: 'user_submitted_input', id: 'S:e3' },

@@ -12,6 +12,7 @@ import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
 import type { Clock } from '../ports/clock.js';
 import type { RoleboxLimits } from '../system/limits.js';
+import { effectId } from '../session/effect-outbox.js';
 import { REGISTRY_REPORT_TYPES } from '../system/loop-registry-reports.js';
 import { CURRENT_MACHINE_VERSIONS, type MachineVersions } from './envelope.js';
 
@@ -308,21 +309,37 @@ interface FunctionNode {
   context: { sessionId: string; name: string };
 }
 
+/** A pending effect as a rename reads it. */
+interface EffectNode {
+  id: string;
+  effect: { id: string };
+}
+
 /**
- * A copy of a session subtree snapshot as session `to`'s: every
- * place a stored session names its own id (what `checkSessionSnapshot` checks) renamed.
+ * A copy of a session subtree snapshot as session `to`'s, a new incarnation with nonce
+ * `nonce`: every place a stored session names its own id (what `checkSessionSnapshot`
+ * checks) renamed, and its pending effects numbered as `to`'s (same number, new id), so a
+ * handler running one for the copy never shares an idempotency key with the original.
  * A subtree with a loop child is not renamed here: a fork refuses it first.
  */
-export function renamedSessionSnapshot(snapshot: unknown, to: string): unknown {
+export function renamedSessionSnapshot(snapshot: unknown, to: string, nonce: string): unknown {
   const copy = structuredClone(snapshot) as {
     context: {
       sessionId: string;
+      effectNonce: string | null;
+      pendingEffects?: EffectNode[];
       lastLoop: { originSessionId: string } | null;
       retiredFunctions: Record<string, FunctionNode>;
     };
     children: Record<string, { src?: unknown; systemId?: string; snapshot?: unknown }>;
   };
   copy.context.sessionId = to;
+  copy.context.effectNonce = nonce;
+  for (const entry of copy.context.pendingEffects ?? []) {
+    const n = Number(/:e(\d+)$/.exec(entry.id)?.[1] ?? 0);
+    entry.id = effectId(to, nonce, n);
+    entry.effect.id = entry.id;
+  }
   if (copy.context.lastLoop) copy.context.lastLoop.originSessionId = to;
   for (const retired of Object.values(copy.context.retiredFunctions ?? {}))
     retired.context.sessionId = to;

@@ -75,6 +75,19 @@ function sessionWithEffectOutbox(snapshot: Json): Json {
 }
 
 /**
+ * Session machine 3 → 4: each incarnation of a session id has a nonce its effect ids carry
+ * (`<sessionId>:<nonce>:e<n>`). A session stored before was opened without one: its nonce is
+ * null, so it goes on numbering `<sessionId>:e<n>` after the effects it has (whose stored
+ * ids, and so their settling and their handlers' idempotency keys, do not change). A record
+ * with no context (the `$system` record) is returned as is.
+ */
+function sessionWithEffectNonce(snapshot: Json): Json {
+  const context = snapshot.context as Json | undefined;
+  if (!context || typeof context !== 'object' || Array.isArray(context)) return snapshot;
+  return { ...snapshot, context: { ...context, effectNonce: context.effectNonce ?? null } };
+}
+
+/**
  * Loop machine 2 → 3: a round's record may say how long its worker ran (`ranMs`) and
  * whether the round spanned a restart (`acrossRestart`). Both are optional and a round
  * recorded before says neither, so a version-2 record is already a valid version-3 one.
@@ -103,7 +116,7 @@ export const MACHINE_MIGRATIONS: {
   >;
 } = {
   system: { 1: systemWithShards },
-  session: { 1: sessionWithLocalChildIds, 2: sessionWithEffectOutbox },
+  session: { 1: sessionWithLocalChildIds, 2: sessionWithEffectOutbox, 3: sessionWithEffectNonce },
   function: {},
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };

@@ -225,6 +225,7 @@ export const sessionContextSchema = z.object({
   toolLoopBurstCount: count,
   errorReason: text.nullable(),
   history: z.array(historyEntrySchema),
+  effectNonce: nonEmpty.nullable(),
   effectCount: count,
   pendingEffects: z.array(pendingEffectSchema),
 });

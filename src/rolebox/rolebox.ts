@@ -507,6 +507,9 @@ export class Rolebox {
         sessionId: id,
         at: this.#options.clock.now(),
         ...(acceptanceMode ? { acceptanceMode } : {}),
+        // Drawn from the id source (recorded with the command, so a replay opens the same
+        // incarnation): effect ids carry it, and never repeat when this id is opened again.
+        nonce: this.#options.ids.next(),
       });
       return new SessionHandle(id, this.#sessionHost);
     } finally {
@@ -579,7 +582,7 @@ export class Rolebox {
         id,
       });
     if (this.#access.isLive(id) || this.#opening.has(id)) throw duplicate('open');
-    const snapshot = renamedSessionSnapshot(past, id);
+    const snapshot = renamedSessionSnapshot(past, id, this.#options.ids.next());
     const { store } = this.#options;
     this.#opening.add(id);
     try {

@@ -12,18 +12,26 @@ import type {
  * machine calls them; nothing here performs an effect.
  */
 
-/** The id of a session's `n`-th effect (from 1): `<sessionId>:e<n>`, stable across restarts. */
-export function effectId(sessionId: string, n: number): string {
-  return `${sessionId}:e${n}`;
+/**
+ * The id of the `n`-th effect (from 1) of one incarnation of session `sessionId`:
+ * `<sessionId>:<nonce>:e<n>`, stable across restarts. The nonce is drawn when the session is
+ * opened, so a session id closed and opened again numbers its effects under a new one and no
+ * id (no handler's idempotency key) repeats. A session opened before nonces existed
+ * (`nonce` null, session machine 3 and older) keeps numbering `<sessionId>:e<n>`, the ids its
+ * stored effects already have.
+ */
+export function effectId(sessionId: string, nonce: string | null, n: number): string {
+  return nonce === null ? `${sessionId}:e${n}` : `${sessionId}:${nonce}:e${n}`;
 }
 
-/** The effect `body` numbered `n` in session `sessionId`. */
+/** The effect `body` numbered `n` in the incarnation `nonce` of session `sessionId`. */
 export function numberedEffect(
   sessionId: string,
+  nonce: string | null,
   n: number,
   body: SessionEffectBody,
 ): SessionEffect {
-  return { ...body, id: effectId(sessionId, n) } as SessionEffect;
+  return { ...body, id: effectId(sessionId, nonce, n) } as SessionEffect;
 }
 
 /** A new entry of the outbox: pending, not attempted yet. */

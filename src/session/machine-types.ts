@@ -97,7 +97,13 @@ export interface SessionContext {
   readonly history: readonly HistoryEntry[];
 
   // The effect outbox (DESIGN §10).
-  /** Effects emitted so far: the next one is `<sessionId>:e<effectCount + 1>`. */
+  /**
+   * This incarnation's nonce, drawn from the id source when the session was opened: its
+   * effects are `<sessionId>:<effectNonce>:e<n>`. Null for a session opened before nonces
+   * existed (its effects are `<sessionId>:e<n>`).
+   */
+  readonly effectNonce: string | null;
+  /** Effects emitted so far: the next one is numbered `effectCount + 1`. */
   readonly effectCount: number;
   /** Effects emitted and not settled yet, oldest first: saved with the step that emitted them. */
   readonly pendingEffects: readonly PendingEffect[];
@@ -109,6 +115,11 @@ export interface SessionInput {
   readonly at: number;
   /** The default acceptance mode (default `user_confirmed`). */
   readonly acceptanceMode?: AcceptanceMode;
+  /**
+   * The incarnation's nonce (from the rolebox's id source; effect ids carry it). A run
+   * recorded before nonces existed opens its sessions without one.
+   */
+  readonly nonce?: string;
   /** A persisted snapshot to restore instead of starting fresh (on-demand restore). */
   readonly restore?: unknown;
 }

@@ -57,6 +57,8 @@ export type SystemEvent =
       readonly sessionId: string;
       readonly at: number;
       readonly acceptanceMode?: AcceptanceMode;
+      /** The new incarnation's nonce (absent in runs recorded before nonces existed). */
+      readonly nonce?: string;
     }
   | {
       readonly type: 'system.restore_session';

@@ -12,8 +12,8 @@ export const EFFECTS_STORE_RETRY_MS = 60_000;
 
 /**
  * Writes a store at `path` with sessions `down`, whose main agent's handler threw once (its
- * effect `down:e1` waits for its retry), and `poet`, whose approved worker has no handler
- * (`poet:e2`, pending, never attempted) and which runs function `note` (an actor with no
+ * effect `down:<nonce>:e1` waits for its retry), and `poet`, whose approved worker has no handler
+ * (`poet:<nonce>:e2`, pending, never attempted) and which runs function `note` (an actor with no
  * outbox).
  */
 export async function writeStoreWithEffects(path: string): Promise<void> {

@@ -1,0 +1,14 @@
+/**
+ * An effect id's incarnation nonce as the id sources rolebox ships make it (12 lower-case
+ * alphanumerics): `S:<nonce>:e2`. Tests about numbering and settling read ids without it.
+ */
+const NONCED_EFFECT_ID = /:[0-9a-z]{12}:e(\d+)\b/g;
+
+/**
+ * `value` (any JSON: a string, an array of lines, events) with each effect id's nonce taken
+ * out, `S:<nonce>:e2` read as `S:e2`. Only for assertions about numbering, order and settling:
+ * what the nonce is, and that it differs per incarnation, is tested on its own.
+ */
+export function plainEffectIds<T>(value: T): T {
+  return JSON.parse(JSON.stringify(value).replace(NONCED_EFFECT_ID, ':e$1')) as T;
+}
