@@ -14,6 +14,7 @@ import {
   type LocalRestateServer,
   startLocalRestateServer,
 } from '../src/restate/index.js';
+import { plainEffectIds } from './support/effect-ids.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
 import { restateUnavailable } from './support/restate.js';
 
@@ -134,7 +135,7 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate: SIGKILLe
       await Promise.all([killer, flow]);
       expect(flowDone).toBe(true);
       expect(kills).toBe(KILLS);
-      const made = readFileSync(calls, 'utf8').trim().split('\n').sort();
+      const made = plainEffectIds(readFileSync(calls, 'utf8').trim().split('\n')).sort();
       // Each effect (the main agent's e1, the worker's e2, per session) called its model once.
       expect(made).toEqual(['K0:e1', 'K0:e2', 'K1:e1', 'K1:e2', 'K2:e1', 'K2:e2']);
     },

@@ -8,6 +8,7 @@ import { existsSync, mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { plainEffectIds } from './support/effect-ids.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
 
 vi.setConfig({ testTimeout: 2 * PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -69,9 +70,12 @@ describe('the writing-agent example resumed after a SIGKILL', () => {
       expect(resumed.code, resumed.stderr).toBe(0);
       expect(resumed.stdout).toMatch(/session done\nfacts: haiku: Maple leaves let go\n$/);
 
-      const calls = existsSync(paths.WRITING_AGENT_CALLS)
+      const made = existsSync(paths.WRITING_AGENT_CALLS)
         ? readFileSync(paths.WRITING_AGENT_CALLS, 'utf8').trim().split('\n')
         : [];
+      // One incarnation across the kill: every key carries the nonce it was opened with.
+      expect(new Set(made.map((call) => call.split(':')[1])).size, made.join('\n')).toBe(1);
+      const calls = plainEffectIds(made);
       if (point.startsWith('effect-running')) {
         // The handler that was running when the process died is called again, with its key.
         expect([...new Set(calls)]).toEqual(ONCE);

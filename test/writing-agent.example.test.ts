@@ -6,6 +6,7 @@ import { mkdtempSync, readFileSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, describe, expect, it, vi } from 'vitest';
+import { plainEffectIds } from './support/effect-ids.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -47,7 +48,7 @@ async function runExample(): Promise<{ stdout: string; calls: string[] }> {
 describe('npm run example:writing-agent', () => {
   it('intake, decision, approval, worker, review, revision, worker, acceptance, finish', async () => {
     const { stdout, calls } = await runExample();
-    expect(stdout).toBe(
+    expect(plainEffectIds(stdout)).toBe(
       [
         'user: A haiku about autumn leaves',
         'main → decide {"kind":"run_worker","workerId":"poet","requiresApproval":true,"instruction":"a haiku about autumn leaves"}',
@@ -67,7 +68,7 @@ describe('npm run example:writing-agent', () => {
       ].join('\n'),
     );
     // One model call per effect, each effect's id once: three main-agent calls, two poet runs.
-    expect(calls).toEqual([
+    expect(plainEffectIds(calls)).toEqual([
       'haiku:e1 main',
       'haiku:e2 poet',
       'haiku:e3 main',

@@ -11,8 +11,8 @@ import {
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionDefinition } from '../function/definition.js';
 import type { Clock } from '../ports/clock.js';
-import type { RoleboxLimits } from '../system/limits.js';
 import { effectId } from '../session/effect-outbox.js';
+import type { RoleboxLimits } from '../system/limits.js';
 import { REGISTRY_REPORT_TYPES } from '../system/loop-registry-reports.js';
 import { CURRENT_MACHINE_VERSIONS, type MachineVersions } from './envelope.js';
 

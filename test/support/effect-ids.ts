@@ -1,8 +1,9 @@
 /**
- * An effect id's incarnation nonce as the id sources rolebox ships make it (12 lower-case
- * alphanumerics): `S:<nonce>:e2`. Tests about numbering and settling read ids without it.
+ * An effect id's incarnation nonce as the id sources rolebox ships make it (nanoid's and the
+ * seeded one's 12 lower-case alphanumerics, Restate's 21 url-safe characters): `S:<nonce>:e2`.
+ * Tests about numbering and settling read ids without it.
  */
-const NONCED_EFFECT_ID = /:[0-9a-z]{12}:e(\d+)\b/g;
+const NONCED_EFFECT_ID = /:[0-9A-Za-z_-]{12,21}:e(\d+)\b/g;
 
 /**
  * `value` (any JSON: a string, an array of lines, events) with each effect id's nonce taken
