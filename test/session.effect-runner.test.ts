@@ -181,7 +181,7 @@ describe('effect handlers', () => {
         status: 'pending',
         attempts: 1,
         lastError:
-          'an effect handler must return an array of runtime events or nothing, got "a decision"',
+          'invalid_argument: an effect handler must return an array of runtime events or nothing, got "a decision"',
       }),
     ]);
     expect(h.session.view().phase, 'nothing it returned was applied').toBe('running');
@@ -260,6 +260,70 @@ describe('effect handlers', () => {
       'effect_settled S:e2 delivered',
     ]);
     expect(h.session.view().pendingEffects).toEqual([]);
+    await h.rb.stop();
+  });
+});
+
+describe("a handler's result passes the checks `send` makes", () => {
+  it('refuses a result with decision_mismatch as a failed attempt, applies none of it, and fails the effect after the last', async () => {
+    const h = await boot(
+      {
+        // The decision is taken; the approval names another decision: `send` would refuse it.
+        invoke_main_agent: () => [
+          {
+            type: 'main_agent_decision_created',
+            decision: { id: 'd1', kind: 'run_worker', workerId: 'poet', requiresApproval: true },
+          },
+          { type: 'user_approved_next_step', decisionId: 'd2' },
+        ],
+      },
+      { effectRetry: { maxAttempts: 2, initialDelayMs: 100, maxDelayMs: 100 } },
+    );
+    h.session.send({ type: 'user_submitted_input', text: 'go' });
+    await settle(10);
+    const [entry] = h.session.view().pendingEffects;
+    expect(entry).toMatchObject({ status: 'pending', attempts: 1, nextAttemptAt: 1_100 });
+    expect(entry?.lastError).toBe(
+      `decision_mismatch: effect ${entry?.id}: event 2 of 2 of its result is refused: user_approved_next_step: decision "d2" is not the one awaiting approval (d1)`,
+    );
+    expect(entry?.result, 'a refused result is never recorded').toBeUndefined();
+    expect(h.session.view(), 'nothing of it was applied, not even its first event').toMatchObject({
+      phase: 'running',
+      waitingReason: null,
+    });
+    h.clock.advance(100);
+    await settle(10);
+    expect(h.session.view()).toMatchObject({
+      phase: 'error',
+      errorReason: expect.stringContaining(
+        `effect ${entry?.id} (invoke_main_agent) failed after 2 attempts: decision_mismatch: `,
+      ),
+      pendingEffects: [expect.objectContaining({ status: 'failed', attempts: 2 })],
+    });
+    await h.rb.stop();
+  });
+
+  it('refuses a worker_completed naming an artifact never written with unknown_artifact', async () => {
+    const h = await boot(
+      {
+        run_worker: (effect) => [
+          { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
+          { type: 'worker_completed', artifactId: 'art-9' },
+        ],
+      },
+      { effectRetry: { maxAttempts: 3, initialDelayMs: 100, maxDelayMs: 100 } },
+    );
+    approveWorker(h.session);
+    await settle(10);
+    const [entry] = h.session.view().pendingEffects;
+    expect(entry).toMatchObject({ effect: { type: 'run_worker' }, status: 'pending', attempts: 1 });
+    expect(entry?.lastError).toBe(
+      `unknown_artifact: effect ${entry?.id}: event 2 of 2 of its result is refused: worker_completed: session has no artifact "art-9"; write it first`,
+    );
+    expect(h.session.view(), 'its worker_started was not applied either').toMatchObject({
+      phase: 'running',
+      currentWorkerId: null,
+    });
     await h.rb.stop();
   });
 });

@@ -243,6 +243,47 @@ describe('session.settleEffect', () => {
   });
 });
 
+describe('settleEffect by hand passes the checks `send` makes', () => {
+  it('refuses events the session would refuse (decision_mismatch, unknown_artifact) and changes nothing', async () => {
+    const h = await sessionHarness();
+    follow(h, ROUTES['waiting_user.intake'] as RuntimeEvent[]);
+    const [agent] = h.session.send({ type: 'user_confirmed_intake' }).effects;
+    const id = agent?.id as string;
+    const before = h.persisted();
+    const decided = {
+      type: 'main_agent_decision_created',
+      decision: { id: 'd1', kind: 'run_worker', workerId: 'writer', requiresApproval: true },
+    } as const;
+    const mismatch = errorOf(() =>
+      h.session.settleEffect(id, {
+        events: [decided, { type: 'user_approved_next_step', decisionId: 'd2' }],
+      }),
+    );
+    expect(mismatch.code).toBe('decision_mismatch');
+    expect(mismatch.message).toBe(
+      `effect ${id}: event 2 of 2 of its result is refused: user_approved_next_step: decision "d2" is not the one awaiting approval (d1)`,
+    );
+    const unknown = errorOf(() =>
+      h.session.settleEffect(id, {
+        events: [
+          { ...decided, decision: { ...decided.decision, requiresApproval: false } },
+          { type: 'worker_started', workerId: 'writer', acceptanceMode: 'user_confirmed' },
+          { type: 'worker_completed', artifactId: 'art-9' },
+        ],
+      }),
+    );
+    expect(unknown.code).toBe('unknown_artifact');
+    expect(unknown.message).toContain('event 3 of 3 of its result is refused');
+    expect(h.persisted()).toBe(before);
+    // The same events, in an order the session takes, are applied.
+    h.session.settleEffect(id, {
+      events: [decided, { type: 'user_approved_next_step', decisionId: 'd1' }],
+    });
+    expect(h.where()).toBe('running');
+    expect(h.session.view().currentWorkerId).toBeNull();
+  });
+});
+
 describe('session machine 2 → 3', () => {
   it('restores a version-2 session with an empty outbox', () => {
     const migrate = MACHINE_MIGRATIONS.session[2];

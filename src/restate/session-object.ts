@@ -10,9 +10,9 @@ import {
   type RestateHandlerOf,
   SESSION_COMMAND_ROWS,
 } from '../rolebox/command-table.js';
-import type { SessionHandle } from '../rolebox/session-handle.js';
+import type { SendResult, SessionHandle } from '../rolebox/session-handle.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
-import { type EffectRequest, effectReportOf } from './effect-service.js';
+import { type EffectReport, type EffectRequest, effectReportOf } from './effect-service.js';
 import { randomIdSource } from './rand-ids.js';
 import {
   EMPTY_SESSION_STATE,
@@ -312,12 +312,7 @@ export function sessionObjectWith(
         return step(ctx, {
           command: (session) =>
             session.view().pendingEffects.some((entry) => entry.id === report.effectId)
-              ? session.settleEffect(
-                  report.effectId,
-                  report.error === undefined
-                    ? { events: report.events ?? [] }
-                    : { error: report.error },
-                )
+              ? settleReported(session, report)
               : null,
         });
       },
@@ -596,4 +591,22 @@ function checkTarget(name: string, target: RestateTarget | undefined): void {
       'invalid_argument',
       `${name} must be { service, handler? } naming a Restate service, got ${describeValue(target)}`,
     );
+}
+
+/**
+ * Settles the effect an effect service reported on: with its events, or its error. Events
+ * the session refuses (what `send` would refuse: `decision_mismatch`, `unknown_artifact`, …)
+ * are not applied: the effect fails with the refusal's code and message, as a handler's
+ * refused result fails its last attempt in process (the service's invocation has ended,
+ * so there is no attempt left to retry here).
+ */
+function settleReported(session: SessionHandle, report: EffectReport): SendResult {
+  if (report.error !== undefined)
+    return session.settleEffect(report.effectId, { error: report.error });
+  try {
+    return session.settleEffect(report.effectId, { events: report.events ?? [] });
+  } catch (error) {
+    if (!(error instanceof RoleboxError)) throw error;
+    return session.settleEffect(report.effectId, { error: `${error.code}: ${error.message}` });
+  }
 }

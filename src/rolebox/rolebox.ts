@@ -38,6 +38,7 @@ import type {
 import { type ResolvedOptions, type RoleboxOptions, resolveRoleboxOptions } from './options.js';
 import { connectPipeline } from './pipeline-bridge.js';
 import { applyRemoteCommand } from './remote-command.js';
+import { effectResultProblem } from './runtime-event-problem.js';
 import { SessionHandle, type SessionHost } from './session-handle.js';
 
 export type { HostEventHandler } from './host-event-hub.js';
@@ -235,6 +236,12 @@ export class Rolebox {
           ? access.sessionActor(sessionId)?.getSnapshot().context.pendingEffects
           : undefined,
       handleOf: (sessionId) => this.session(sessionId),
+      refusalOf: (sessionId, effectId, events) => {
+        const session = access.readSession(sessionId);
+        return session
+          ? effectResultProblem(session, effectId, events, resolved.clock.now())
+          : undefined;
+      },
       send: (sessionId, command) => {
         if (this.#state === 'started')
           this.#path.dispatch({ type: 'system.deliver', sessionId, command });

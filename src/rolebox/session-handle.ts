@@ -12,11 +12,9 @@ import type { LoopState } from '../loop/types.js';
 import type { CommandPath } from '../runtime/command-path.js';
 import type { FunctionRead, SessionRead, SystemAccess } from '../runtime/system-access.js';
 import type { ArtifactRecord } from '../session/artifact.js';
-import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
 import type { SessionCommand } from '../session/commands.js';
 import type { SessionContext } from '../session/machine-types.js';
 import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
-import { runtimeRefusal } from '../session/runtime-refusal.js';
 import type {
   RuntimeEvent,
   RuntimePhase,
@@ -32,6 +30,7 @@ import { ArtifactsHandle } from './artifacts-handle.js';
 import { guardCommands } from './command-guard.js';
 import { SESSION_COMMAND_ROWS } from './command-table.js';
 import type { HostEvent, HostEventOf, IdleReport } from './host-events.js';
+import { effectResultProblem, runtimeEventProblem } from './runtime-event-problem.js';
 import { runtimePhaseOf, type SessionView, sessionView } from './views.js';
 
 /** Signal arguments as a host passes them; validated on the way in. */
@@ -556,7 +555,9 @@ export class SessionHandle {
    * Returns: what `send` returns (the phase, the waiting reason, the new effects).
    * Throws: `unknown_effect` for an id that is not pending; `invalid_event` for an event
    * that is not a runtime event; `invalid_argument` for a bad settlement (both events and
-   * error, an unknown field, an empty error); none of them changes anything.
+   * error, an unknown field, an empty error); what `send` throws for an event the session
+   * would refuse after the ones before it (`event_not_allowed`, `decision_mismatch`,
+   * `unknown_artifact`, …); none of them changes anything.
    */
   settleEffect(
     effectId: string,
@@ -584,13 +585,21 @@ export class SessionHandle {
     if (error !== undefined && events !== undefined && events.length > 0)
       throw new RoleboxError('invalid_argument', 'settleEffect takes events or an error, not both');
     const parsed = (events ?? []).map((event) => parseRuntimeEvent(event));
+    const at = this.#host.now();
+    const problem = effectResultProblem(
+      this.#host.path.requireSession(this.id),
+      effectId,
+      parsed,
+      at,
+    );
+    if (problem) throw problem;
     const emitted = this.#deliver({
       type: 'session.settle_effect',
       effectId,
       by: 'host',
       ...(parsed.length > 0 ? { events: parsed } : {}),
       ...(error !== undefined ? { error } : {}),
-      at: this.#host.now(),
+      at,
     });
     return this.#sendResult(emitted);
   }
@@ -660,34 +669,4 @@ function toJson(value: unknown, what: string): unknown {
       { what },
     );
   return json;
-}
-
-/**
- * Why a runtime event cannot be applied now, as the error to throw; undefined when it can.
- * The session machine decides (`can`); a refusal is explained by {@link runtimeRefusal}. A
- * `worker_completed` the machine would take must also name an artifact the lifecycle lets
- * go under review (the artifact store's rule, SPEC §4.1).
- */
-export function runtimeEventProblem(
-  snapshot: SessionSnapshotView,
-  event: TimedRuntimeEvent,
-): RoleboxError | undefined {
-  if (!snapshot.can(event)) return runtimeRefusal(snapshot, event);
-  if (event.type !== 'worker_completed') return undefined;
-  const artifact = snapshot.artifacts.find((candidate) => candidate.id === event.artifactId);
-  if (!artifact) {
-    return new RoleboxError(
-      'unknown_artifact',
-      `worker_completed: session has no artifact ${describeValue(event.artifactId)}; write it first`,
-      { artifactId: event.artifactId },
-    );
-  }
-  if (!canChangeArtifactStatus(artifact.status, 'under_review')) {
-    return new RoleboxError(
-      'invalid_artifact_transition',
-      `worker_completed: artifact ${artifact.id} is ${artifact.status}; only a drafted artifact can be put under review`,
-      { artifactId: artifact.id, from: artifact.status, to: 'under_review' },
-    );
-  }
-  return undefined;
 }

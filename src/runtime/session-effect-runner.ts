@@ -37,6 +37,15 @@ export interface SessionEffectRunnerDeps<H> {
   pendingOf(sessionId: string): readonly PendingEffect[] | undefined;
   /** The session's handle (what handlers get as `ctx.session`). */
   handleOf(sessionId: string): H;
+  /**
+   * Why the session would refuse the events of effect `effectId`'s result now (what `send`
+   * would throw for the first one refused), or undefined when it takes them all.
+   */
+  refusalOf(
+    sessionId: string,
+    effectId: string,
+    events: readonly RuntimeEvent[],
+  ): RoleboxError | undefined;
   /** Sends an outbox command to the live session (through the command path: saved, delivered). */
   send(sessionId: string, command: EffectCommand): void;
   /** Settles once everything changed so far is saved (at once without a store). */
@@ -254,6 +263,16 @@ export class SessionEffectRunner<H> {
       );
       crashPoint('effect-running');
       events = checkedEvents(await running);
+      // Checked as `send` checks a host's events, before the result is recorded: a result
+      // the session would refuse is never recorded (and so never applied, half or whole); it
+      // is a failed attempt like a throw, retried (the session may have moved on, or the
+      // handler may answer otherwise) and, after the last, fails the effect with its code.
+      // The check sees the session as it is now: an event a host sends between this step
+      // and the apply may still make the machine skip one (`effect_settled`'s `skipped`).
+      if (this.#current(effectId, work)) {
+        const refusal = this.#deps.refusalOf(work.sessionId, effectId, events);
+        if (refusal) throw refusal;
+      }
     } catch (error) {
       work.handlerRunning = false;
       if (!this.#current(effectId, work)) return;
@@ -288,7 +307,13 @@ export class SessionEffectRunner<H> {
   /** A failed attempt: retried after a backoff, or, after the last one, the effect fails. */
   #failed(effectId: string, work: Work, attempt: number, error: unknown): void {
     const { retry } = this.#deps;
-    const reason = error instanceof Error ? error.message : describeValue(error);
+    // A RoleboxError keeps its code, so the outbox says which rule refused the attempt.
+    const reason =
+      error instanceof RoleboxError
+        ? `${error.code}: ${error.message}`
+        : error instanceof Error
+          ? error.message
+          : describeValue(error);
     const last = attempt >= retry.maxAttempts;
     const delay = Math.min(retry.maxDelayMs, retry.initialDelayMs * 2 ** (attempt - 1));
     this.#work.delete(effectId);

@@ -1,4 +1,10 @@
-import type { Actor, ActorRefFrom, AnyActorRef, SnapshotFrom } from 'xstate';
+import {
+  type Actor,
+  type ActorRefFrom,
+  type AnyActorRef,
+  type SnapshotFrom,
+  transition,
+} from 'xstate';
 import type { FunctionMachine } from '../../machines/function.machine.js';
 import { type LoopMachine, loopStateOf } from '../../machines/loop.machine.js';
 import type { SessionMachine } from '../../machines/session.machine.js';
@@ -38,6 +44,11 @@ export interface SessionRead {
   readonly artifacts: readonly ArtifactRecord[];
   /** Whether the machine would take a transition on this event. */
   can(event: SessionEvent): boolean;
+  /**
+   * The session as it would be once `event` is taken: a pure transition of its snapshot
+   * (nothing is performed, sent or emitted); its artifacts as they are now.
+   */
+  after(event: SessionEvent): SessionRead;
 }
 
 /** A live function: its phase and context, and what it would accept. */
@@ -148,13 +159,7 @@ export class SystemAccess {
   readSession(sessionId: string): SessionRead | undefined {
     const snapshot = this.sessionActor(sessionId)?.getSnapshot();
     if (!snapshot) return undefined;
-    const store = this.artifactsActor(sessionId)?.getSnapshot();
-    return {
-      value: snapshot.value,
-      context: snapshot.context,
-      artifacts: store?.context.artifacts ?? [],
-      can: (event) => snapshot.can(event),
-    };
+    return sessionRead(snapshot, this.artifactsActor(sessionId)?.getSnapshot().context.artifacts);
   }
 
   /** A live function's phase and context; undefined when it is not live. */
@@ -208,4 +213,20 @@ export class SystemAccess {
       ? undefined
       : parsed.sessionId;
   }
+}
+
+/** The read of session snapshot `snapshot` with artifacts `artifacts` (see {@link SessionRead}). */
+function sessionRead(
+  snapshot: SessionSnapshot,
+  artifacts: readonly ArtifactRecord[] = [],
+): SessionRead {
+  return {
+    value: snapshot.value,
+    context: snapshot.context,
+    artifacts,
+    can: (event) => snapshot.can(event),
+    // XState's `transition` is pure: the actions it returns are not executed, so the live
+    // actor, its children and the host see nothing of it.
+    after: (event) => sessionRead(transition(snapshot.machine, snapshot, event)[0], artifacts),
+  };
 }
