@@ -219,3 +219,40 @@ describe('rb.fork refuses bad input and changes nothing', () => {
     expect(rb.sessions()).toEqual([]);
   });
 });
+
+describe('a fork numbers the effects it copies as its own', () => {
+  it('a pending effect of the source gets the fork id and a new nonce; the source keeps its own', async () => {
+    const rb = await rolebox();
+    const source = await rb.openSession({ id: 'src' });
+    source.send({
+      type: 'session_started',
+      availableSkills: [{ name: 'write' }],
+      initialSkill: 'write',
+    });
+    const [effect] = source.send({ type: 'user_submitted_input', text: 'a poem' }).effects;
+    const atEvent = sessionJournal(rb.recordRun(), 'src').length - 1;
+    const fork = await rb.fork('src', { atEvent, as: 'copy' });
+    const [copied] = fork.view().pendingEffects;
+    const [, nonce] = /^src:([0-9a-z]{12}):e1$/.exec(effect?.id ?? '') ?? [];
+    const [, forkNonce] = /^copy:([0-9a-z]{12}):e1$/.exec(copied?.id ?? '') ?? [];
+    expect(nonce, effect?.id).toBeDefined();
+    expect(forkNonce, copied?.id).toBeDefined();
+    expect(forkNonce, 'a new incarnation: its handlers never share a key with the source').not.toBe(
+      nonce,
+    );
+    expect(copied).toMatchObject({
+      effect: { id: copied?.id, type: 'invoke_main_agent' },
+      status: 'pending',
+    });
+    expect(source.view().pendingEffects.map((entry) => entry.id)).toEqual([effect?.id]);
+    // Answered in the fork under its own id; the next one goes on from the copied number.
+    const next = fork.send({
+      type: 'main_agent_decision_created',
+      decision: { id: 'd1', kind: 'run_worker', workerId: 'poet' },
+    }).effects;
+    expect(next.map((entry) => entry.id)).toEqual([`copy:${forkNonce}:e2`]);
+    expect(fork.view().pendingEffects.map((entry) => entry.id)).toEqual([`copy:${forkNonce}:e2`]);
+    const report = replay(rb.recordRun());
+    expect(report.ok, formatReplayReport(report)).toBe(true);
+  });
+});
