@@ -36,6 +36,15 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
   const effects = roleboxEffectService('test-effects', {
     invoke_main_agent: async (effect, ctx) => {
       attempts.set(effect.id, (attempts.get(effect.id) ?? 0) + 1);
+      // Session R's main agent answers with an approval of a decision it did not make.
+      if (effect.id.startsWith('R:'))
+        return [
+          {
+            type: 'main_agent_decision_created',
+            decision: { id: 'd1', kind: 'run_worker', workerId: 'poet', requiresApproval: true },
+          },
+          { type: 'user_approved_next_step', decisionId: 'd2' },
+        ];
       const decided = await ctx.run('model', () => {
         modelCalls.set(effect.id, (modelCalls.get(effect.id) ?? 0) + 1);
         return 'run_worker poet';
@@ -134,6 +143,36 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
       expect(attemptsById['S:e2']).toBeGreaterThanOrEqual(2);
       expect(plainEffectIds(Object.fromEntries(modelCalls))).toEqual({ 'S:e1': 1, 'S:e2': 1 });
       expect(attemptsById['S:e1']).toBe(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'fails an effect whose reported events the session refuses, with the code; a reopened id numbers its effects apart',
+    async () => {
+      const started = {
+        type: 'session_started',
+        availableSkills: [{ name: 'write' }],
+        initialSkill: 'write',
+      } as const;
+      const first = await client.openSession({ id: 'R' });
+      await first.send(started);
+      const [effect] = (await first.send({ type: 'user_submitted_input', text: 'a poem' })).effects;
+      await expect.poll(async () => (await first.view()).phase, { timeout: 30_000 }).toBe('error');
+      const failed = await first.view();
+      expect(failed.errorReason).toContain(`effect ${effect?.id} (invoke_main_agent) failed`);
+      expect(failed.errorReason).toContain(
+        'decision_mismatch: effect ' +
+          `${effect?.id}: event 2 of 2 of its result is refused: user_approved_next_step: decision "d2"`,
+      );
+      // Had its decision been applied, it would have settled the effect: it failed instead.
+      expect(failed.pendingEffects).toEqual([expect.objectContaining({ status: 'failed' })]);
+      await first.close();
+      const again = await client.openSession({ id: 'R' });
+      await again.send(started);
+      const [next] = (await again.send({ type: 'user_submitted_input', text: 'a poem' })).effects;
+      expect(plainEffectIds(next?.id)).toBe('R:e1');
+      expect(next?.id, 'the same number, another incarnation').not.toBe(effect?.id);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
