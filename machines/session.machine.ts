@@ -34,8 +34,9 @@ import { outboxActions } from './session.outbox.js';
  * Version of the session machine's persisted shape; bump when context, states or child ids
  * change. 2: child ids are local (`fn:<name>`, `loop`), the unique part is in the systemId.
  * 3: the effect outbox (`effectCount`, `pendingEffects`).
+ * 4: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
  */
-export const SESSION_MACHINE_VERSION = 3;
+export const SESSION_MACHINE_VERSION = 4;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 
@@ -147,6 +148,9 @@ export function createSessionMachine(env: SessionMachineEnv) {
         context.currentWorkerId === null &&
         kind === 'loop' &&
         context.toolLoopBurstCount + 1 > env.limits.maxToolBurst,
+      /** The wait has a deadline and its time has come by the event's time. */
+      waitHasExpired: ({ context }, { at }: { at: number }) =>
+        context.waitExpiresAt !== null && at >= context.waitExpiresAt,
       pausingSignalUnhandled: ({ context }, { signal }: { signal: SignalArgs }) =>
         isPausingSignal(signal.type) && context.liveFunctions.length === 0,
     },
@@ -167,6 +171,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       activeLoopId: null,
       lastLoop: null,
       waitingReason: null,
+      waitExpiresAt: null,
       currentWorkerId: null,
       acceptanceMode: input.acceptanceMode ?? 'user_confirmed',
       resumeContext: null,
@@ -381,15 +386,25 @@ export function createSessionMachine(env: SessionMachineEnv) {
       },
       waiting_user: {
         // Every transition names its sub-state; `input` is what a bare target would mean.
+        // Entering any of them (again, for a new question) is a new wait, with its own
+        // deadline (`armWaitDeadline` on each sub-state's entry).
         initial: 'input',
         on: {
           runtime_failed: {
             target: 'error',
             actions: [withEvent('recordEvent'), withEvent('fail')],
           },
+          // Fail closed: an unanswered wait ends the session; an approval that never came
+          // never runs its step (README "Decisions").
+          wait_expired: {
+            guard: withEvent('waitHasExpired'),
+            target: 'error',
+            actions: [withEvent('recordEvent'), 'expireWait'],
+          },
         },
         states: {
           skill_selection: {
+            entry: 'armWaitDeadline',
             on: {
               skill_selected: [
                 {
@@ -406,6 +421,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           intake: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 target: '#session.running',
@@ -418,6 +434,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           input: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 target: '#session.running',
@@ -451,6 +468,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           approve_step: {
+            entry: 'armWaitDeadline',
             on: {
               user_approved_next_step: {
                 guard: withEvent('decisionMatches'),
@@ -483,6 +501,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           review_artifact: {
+            entry: 'armWaitDeadline',
             on: {
               user_accepted_artifact: {
                 guard: withEvent('artifactUnderReview'),
@@ -509,6 +528,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           worker_questions: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 guard: 'hasResumeContext',
@@ -518,6 +538,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           revision: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 target: '#session.running',
