@@ -281,6 +281,27 @@ describe('wait deadlines across restarts and passivation', () => {
   });
 });
 
+describe('a stored record checked whole', () => {
+  it('refuses a deadline on a session that does not wait, naming it, and restores nothing', async () => {
+    const clock = new SimulatedClock(1_000);
+    const store = new MemorySnapshotStore();
+    const first = await bootOn(store, clock);
+    const session = await first.rb.openSession({ id: 'S' });
+    session.send(START);
+    session.send({ type: 'user_submitted_input', text: 'go' });
+    await first.rb.stop();
+    const record = JSON.parse(store.records.get('S') as string);
+    record.snapshot.context.waitExpiresAt = 5_000;
+    store.records.set('S', JSON.stringify(record));
+    const second = await bootOn(store, clock);
+    const error = errorOf(() => second.rb.session('S').view());
+    expect(error.code).toBe('invalid_snapshot');
+    expect(error.message).toContain('waitExpiresAt 5000 is set while the session does not wait');
+    expect(second.events.some((event) => event.type === 'session_activated')).toBe(false);
+    await second.rb.stop();
+  });
+});
+
 describe('session machine 3 → 4', () => {
   it('a stored wait from before keeps no deadline; the next wait gets one', () => {
     const migrate = MACHINE_MIGRATIONS.session[3];
