@@ -238,7 +238,23 @@ const runtimeActions = {
   waitForSkill: sessionAssign(({ context }) => ({
     waitingReason: { kind: 'skill_selection', availableSkills: context.availableSkills },
   })),
-  clearWaitingReason: sessionAssign({ waitingReason: null }),
+  clearWaitingReason: sessionAssign({ waitingReason: null, waitExpiresAt: null }),
+  /** The wait expired unanswered: the session fails, saying which wait and when it expired. */
+  expireWait: sessionAction(({ context, enqueue }) => {
+    const { waitingReason, waitExpiresAt } = context;
+    if (waitingReason === null || waitExpiresAt === null) return;
+    enqueue.assign({
+      errorReason: `wait_expired: nobody answered the wait for ${waitingReason.kind} by its deadline ${new Date(waitExpiresAt).toISOString()} (limits.waitUserTimeoutMs)`,
+    });
+    enqueue(
+      emitToHost({
+        type: 'wait_expired',
+        sessionId: context.sessionId,
+        waitingReason: waitingReason.kind,
+        expiresAt: waitExpiresAt,
+      }),
+    );
+  }),
   /** `reason` is the event that asks for the agent; a revision passes its instruction on. */
   invokeMainAgent: sessionAction(
     ({ context, enqueue }, { type, instruction }: { type: string; instruction?: string }) => {
@@ -347,6 +363,7 @@ const runtimeActions = {
   fail: sessionAssign((_, { reason }: { reason: string }) => ({
     errorReason: reason,
     waitingReason: null,
+    waitExpiresAt: null,
   })),
   countLoopTool: sessionAssign(({ context }, tool: { kind: 'loop' | 'boundary'; at: number }) =>
     tool.kind === 'loop'
@@ -610,5 +627,25 @@ function lifecycleActions(env: MachineEnv) {
  * and those of the container. Each takes its `params` from the transition that names it.
  */
 export function createSessionActions(env: MachineEnv) {
-  return { ...runtimeActions, ...routingActions(env), ...lifecycleActions(env) };
+  return {
+    ...runtimeActions,
+    ...waitActions(env),
+    ...routingActions(env),
+    ...lifecycleActions(env),
+  };
+}
+
+/** The actions that give a wait for the user its deadline (`limits.waitUserTimeoutMs`). */
+function waitActions(env: MachineEnv) {
+  return {
+    /**
+     * A wait for the user begins (a `waiting_user` sub-state's entry): it expires
+     * `limits.waitUserTimeoutMs` after the time of the event that began it, if the limit is set.
+     */
+    armWaitDeadline: sessionAssign(({ context, event }) => {
+      const timeoutMs = env.limits.waitUserTimeoutMs;
+      const at = 'at' in event && typeof event.at === 'number' ? event.at : context.updatedAt;
+      return { waitExpiresAt: timeoutMs === null ? null : at + timeoutMs };
+    }),
+  };
 }

@@ -35,8 +35,9 @@ import { outboxActions } from './session.outbox.js';
  * change. 2: child ids are local (`fn:<name>`, `loop`), the unique part is in the systemId.
  * 3: the effect outbox (`effectCount`, `pendingEffects`). 4: `effectNonce`, so a session
  * id opened again numbers its effects apart from its earlier incarnations.
+ * 5: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
  */
-export const SESSION_MACHINE_VERSION = 4;
+export const SESSION_MACHINE_VERSION = 5;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 
@@ -148,6 +149,9 @@ export function createSessionMachine(env: SessionMachineEnv) {
         context.currentWorkerId === null &&
         kind === 'loop' &&
         context.toolLoopBurstCount + 1 > env.limits.maxToolBurst,
+      /** The wait has a deadline and its time has come by the event's time. */
+      waitHasExpired: ({ context }, { at }: { at: number }) =>
+        context.waitExpiresAt !== null && at >= context.waitExpiresAt,
       pausingSignalUnhandled: ({ context }, { signal }: { signal: SignalArgs }) =>
         isPausingSignal(signal.type) && context.liveFunctions.length === 0,
     },
@@ -168,6 +172,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       activeLoopId: null,
       lastLoop: null,
       waitingReason: null,
+      waitExpiresAt: null,
       currentWorkerId: null,
       acceptanceMode: input.acceptanceMode ?? 'user_confirmed',
       resumeContext: null,
@@ -383,15 +388,25 @@ export function createSessionMachine(env: SessionMachineEnv) {
       },
       waiting_user: {
         // Every transition names its sub-state; `input` is what a bare target would mean.
+        // Entering any of them (again, for a new question) is a new wait, with its own
+        // deadline (`armWaitDeadline` on each sub-state's entry).
         initial: 'input',
         on: {
           runtime_failed: {
             target: 'error',
             actions: [withEvent('recordEvent'), withEvent('fail')],
           },
+          // Fail closed: an unanswered wait ends the session; an approval that never came
+          // never runs its step (README "Decisions").
+          wait_expired: {
+            guard: withEvent('waitHasExpired'),
+            target: 'error',
+            actions: [withEvent('recordEvent'), 'expireWait'],
+          },
         },
         states: {
           skill_selection: {
+            entry: 'armWaitDeadline',
             on: {
               skill_selected: [
                 {
@@ -408,6 +423,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           intake: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 target: '#session.running',
@@ -420,6 +436,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           input: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 target: '#session.running',
@@ -453,6 +470,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           approve_step: {
+            entry: 'armWaitDeadline',
             on: {
               user_approved_next_step: {
                 guard: withEvent('decisionMatches'),
@@ -485,6 +503,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           review_artifact: {
+            entry: 'armWaitDeadline',
             on: {
               user_accepted_artifact: {
                 guard: withEvent('artifactUnderReview'),
@@ -511,6 +530,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           worker_questions: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 guard: 'hasResumeContext',
@@ -520,6 +540,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
             },
           },
           revision: {
+            entry: 'armWaitDeadline',
             on: {
               user_submitted_input: {
                 target: '#session.running',

@@ -43,6 +43,8 @@ const ALLOWED: Record<RuntimeEventType, readonly string[]> = {
   programmatic_review_failed: ['running, programmatic review'],
   flow_completed: RUNNING,
   runtime_failed: Object.keys(STATES).filter((state) => state !== 'done' && state !== 'error'),
+  // Only once a wait's deadline has come; these sessions have none (the limit is off).
+  wait_expired: [],
 };
 
 /** A well-formed event of each type, with the ids the routes use. */

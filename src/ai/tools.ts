@@ -131,6 +131,8 @@ const RUNTIME_EVENT_MEANINGS: Readonly<Record<RuntimeEventType, string>> = {
     "The host's check of the artifact under review failed (reason): the session waits for a revision.",
   flow_completed: 'The flow is done: the session ends.',
   runtime_failed: 'Something failed for good (reason): the session ends in error.',
+  wait_expired:
+    'The wait for the user outlived limits.waitUserTimeoutMs: the session ends in error (taken only once its waitExpiresAt has come; the runtime sends it itself).',
 };
 
 /** The type of an event `send_event` takes besides the runtime events. */

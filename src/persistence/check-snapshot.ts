@@ -170,6 +170,12 @@ export function checkSessionSnapshot(
       'session context',
       `waitingReason ${describeValue(context.waitingReason?.kind ?? null)} does not match state ${describeValue(session.value)}`,
     );
+  if (waitingFor === null && context.waitExpiresAt !== null)
+    failCheck(
+      sessionId,
+      'session context',
+      `waitExpiresAt ${describeValue(context.waitExpiresAt)} is set while the session does not wait (${describeValue(session.value)})`,
+    );
   if (context.lastLoop !== null) {
     const lastLoop = shapedAs(
       sessionId,

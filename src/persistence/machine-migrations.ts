@@ -88,6 +88,18 @@ function sessionWithEffectNonce(snapshot: Json): Json {
 }
 
 /**
+ * Session machine 4 → 5: waits for the user may expire (`waitExpiresAt`). A wait stored
+ * before began when no deadline was given to it, so it keeps none (null): the deadline of
+ * `limits.waitUserTimeoutMs` applies from the next wait on. A record with no context (the
+ * `$system` record) is returned as is.
+ */
+function sessionWithWaitDeadline(snapshot: Json): Json {
+  const context = snapshot.context as Json | undefined;
+  if (!context || typeof context !== 'object' || Array.isArray(context)) return snapshot;
+  return { ...snapshot, context: { ...context, waitExpiresAt: context.waitExpiresAt ?? null } };
+}
+
+/**
  * Loop machine 2 → 3: a round's record may say how long its worker ran (`ranMs`) and
  * whether the round spanned a restart (`acrossRestart`). Both are optional and a round
  * recorded before says neither, so a version-2 record is already a valid version-3 one.
@@ -116,7 +128,12 @@ export const MACHINE_MIGRATIONS: {
   >;
 } = {
   system: { 1: systemWithShards },
-  session: { 1: sessionWithLocalChildIds, 2: sessionWithEffectOutbox, 3: sessionWithEffectNonce },
+  session: {
+    1: sessionWithLocalChildIds,
+    2: sessionWithEffectOutbox,
+    3: sessionWithEffectNonce,
+    4: sessionWithWaitDeadline,
+  },
   function: {},
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };

@@ -213,6 +213,7 @@ export const sessionContextSchema = z.object({
   activeLoopId: nonEmpty.nullable(),
   lastLoop: loopStateSchema.nullable(),
   waitingReason: waitingReasonSchema.nullable(),
+  waitExpiresAt: time.nullable(),
   currentWorkerId: nonEmpty.nullable(),
   acceptanceMode: z.enum(ACCEPTANCE_MODES),
   resumeContext: z.object({ workerId: nonEmpty, questions }).nullable(),

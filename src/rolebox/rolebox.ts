@@ -25,6 +25,7 @@ import { SessionDirectory } from '../runtime/session-directory.js';
 import { type RunnableHandler, SessionEffectRunner } from '../runtime/session-effect-runner.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { SystemAccess } from '../runtime/system-access.js';
+import { WaitDeadlines } from '../runtime/wait-deadlines.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
 import { machinesFor, type RoleboxMachines } from './build-machines.js';
 import { type HostEventHandler, HostEventHub, toError } from './host-event-hub.js';
@@ -102,6 +103,8 @@ export class Rolebox {
   readonly #runtime: SessionRuntime;
   /** Runs the sessions' pending effects with the host's handlers (`effects`). */
   readonly #effects: SessionEffectRunner<SessionHandle>;
+  /** Fires the deadlines of waits for the user (`limits.waitUserTimeoutMs`). */
+  readonly #waits: WaitDeadlines;
   /** Who this rolebox is in the store's claims. */
   readonly #owner: StoreOwner;
   #recorder: JournalRecorder | undefined;
@@ -148,6 +151,7 @@ export class Rolebox {
     });
     this.#path = path;
     this.#effects = this.#effectRunner(resolved);
+    this.#waits = this.#waitDeadlines(resolved);
     this.#runner = new LoopEffectRunner({
       dispatcher: resolved.dispatcher,
       clock: resolved.clock,
@@ -182,6 +186,7 @@ export class Rolebox {
         migrations: resolved.migrations,
         emit: (event) => this.#deliver([event]),
         effects: this.#effects,
+        waits: this.#waits,
         report: (error, sessionId) =>
           this.#hub.deliver([{ type: 'error', ...(sessionId ? { sessionId } : {}), error }]),
       },
@@ -208,6 +213,7 @@ export class Rolebox {
       now: () => resolved.clock.now(),
       close: (sessionId) => {
         this.#effects.dropSession(sessionId);
+        this.#waits.drop(sessionId);
         path.dispatch({ type: 'system.close_session', sessionId, at: resolved.clock.now() });
         this.#runtime.closed(sessionId);
         this.#persister?.markDeleted(sessionId);
@@ -219,6 +225,33 @@ export class Rolebox {
   #deliver(events: readonly HostEvent[]): void {
     this.#hub.deliver(events);
     this.#effects.observe(events);
+    for (const event of events)
+      if (event.type === 'session_activated') this.#waits.reconcile(event.sessionId, true);
+      else if (event.type === 'session_passivated') this.#waits.drop(event.sessionId);
+  }
+
+  /**
+   * The wait-deadline timers of this rolebox: they read a live session's `waitExpiresAt` and
+   * send it `wait_expired` through the command path, as a host's `send` would.
+   */
+  #waitDeadlines(resolved: ResolvedOptions): WaitDeadlines {
+    const access = this.#access;
+    return new WaitDeadlines({
+      clock: resolved.clock,
+      deadlineOf: (sessionId) =>
+        access.isLive(sessionId)
+          ? (access.sessionActor(sessionId)?.getSnapshot().context.waitExpiresAt ?? undefined)
+          : undefined,
+      expire: (sessionId, at) => {
+        if (this.#state === 'started')
+          this.#path.dispatch({
+            type: 'system.deliver',
+            sessionId,
+            command: { type: 'wait_expired', at },
+          });
+      },
+      report: (error, sessionId) => this.#hub.deliver([{ type: 'error', sessionId, error }]),
+    });
   }
 
   /**
@@ -293,6 +326,7 @@ export class Rolebox {
       if (!this.#claimsReleased) markOwnerStopped(this.#owner.ownerId);
       this.#runtime.halt();
       this.#effects.stop();
+      this.#waits.stop();
     };
     actor.subscribe({
       error: (error) => {
@@ -334,8 +368,11 @@ export class Rolebox {
 
   /** After a command: the live sessions it was sent to or that emitted changed (to be saved). */
   #markForSaving(sessionIds: ReadonlySet<string>): void {
-    for (const sessionId of sessionIds)
+    for (const sessionId of sessionIds) {
       if (this.#access.isLive(sessionId)) this.#persister?.mark(sessionId);
+      // A step that began, moved or ended a wait for the user moves its deadline's timer.
+      this.#waits.reconcile(sessionId);
+    }
     this.#markRegistry();
   }
 
@@ -657,6 +694,7 @@ export class Rolebox {
           this.#persister?.dispose();
           this.#runner.stop();
           this.#effects.stop();
+          this.#waits.stop();
           this.#claimsReleased = await this.#runtime.stop();
           // The sessions first, by their shards: stopping the root with its sessions in it
           // costs O(live²) in XState (see the shard machine's stopAll). A rolebox halted by

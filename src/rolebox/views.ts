@@ -49,6 +49,11 @@ export interface SessionView {
   readonly phase: RuntimePhase;
   /** Why the session waits, in `waiting_user`; otherwise null. */
   readonly waitingReason: WaitingReason | null;
+  /**
+   * When the current wait for the user expires (clock time; `limits.waitUserTimeoutMs`
+   * after it began), else null: not waiting, or no limit set.
+   */
+  readonly waitExpiresAt: number | null;
   /** The worker in flight, if any (the main agent is paused meanwhile). */
   readonly currentWorkerId: string | null;
   readonly acceptanceMode: AcceptanceMode;
@@ -143,6 +148,7 @@ export function sessionView(
     id: context.sessionId,
     phase: runtimePhaseOf(value),
     waitingReason: context.waitingReason === null ? null : structuredClone(context.waitingReason),
+    waitExpiresAt: context.waitExpiresAt,
     currentWorkerId: context.currentWorkerId,
     acceptanceMode: context.acceptanceMode,
     toolLoopBurstCount: context.toolLoopBurstCount,

@@ -77,6 +77,8 @@ export interface SessionRuntimeHost {
     busy(sessionId: string): boolean;
     wakeUpAt(sessionId: string): number | undefined;
   };
+  /** The wait-deadline timers: a wait's deadline wakes a passivated session. */
+  readonly waits?: { wakeUpAt(sessionId: string): number | undefined };
   /** Delivers a lifecycle host event. */
   emit(event: LifecycleEvent): void;
   /** Reports a failure nobody called for (a wake-up that could not activate its session). */
@@ -331,10 +333,14 @@ export class SessionRuntime {
     const loopWakeUp = this.#loopWakeUpOf(sessionId);
     // A pending effect with a handler wakes its session at its retry time (at once for one
     // that was running when its process died): the wake-up index is what survives a restart.
-    const effectAt = this.#host.effects?.wakeUpAt(sessionId);
-    if (effectAt === undefined) return loopWakeUp;
-    const at = loopWakeUp.at === undefined ? effectAt : Math.min(loopWakeUp.at, effectAt);
-    return { ...loopWakeUp, at };
+    // So does the deadline of a wait for the user.
+    const times = [
+      loopWakeUp.at,
+      this.#host.effects?.wakeUpAt(sessionId),
+      this.#host.waits?.wakeUpAt(sessionId),
+    ].filter((at) => at !== undefined);
+    if (times.length === 0) return loopWakeUp;
+    return { ...loopWakeUp, at: Math.min(...times) };
   }
 
   /** Why a passivated session's loop must wake it. */

@@ -80,6 +80,8 @@ export function cancellationBy(event: RuntimeEvent, effect: SessionEffect): stri
       return 'the flow completed';
     case 'runtime_failed':
       return `the session failed: ${event.reason}`;
+    case 'wait_expired':
+      return 'the wait for the user expired';
     case 'user_rejected_next_step':
     case 'user_rejected_artifact':
     case 'user_requested_revision':

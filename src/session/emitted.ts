@@ -2,7 +2,7 @@ import type { ContinuationBlock } from '../function/continuation.js';
 import type { LoopEffect } from '../loop/effect-types.js';
 import type { LoopPhase } from '../loop/types.js';
 import type { SignalReceipt } from '../signal/reply.js';
-import type { SessionEffect, SessionEffectType } from './runtime-types.js';
+import type { SessionEffect, SessionEffectType, WaitingReasonKind } from './runtime-types.js';
 
 /** What one idle cycle of a session decided. */
 export interface IdleReport {
@@ -113,6 +113,15 @@ export type EmittedEvent =
       readonly error: string;
       /** When it will be tried again; absent after the last attempt (the effect is `failed`). */
       readonly nextAttemptAt?: number;
+    }
+  | {
+      /** A wait for the user outlived `limits.waitUserTimeoutMs`: the session is in `error`. */
+      readonly type: 'wait_expired';
+      readonly sessionId: string;
+      /** The waiting reason that went unanswered. */
+      readonly waitingReason: WaitingReasonKind;
+      /** The deadline that passed (clock time). */
+      readonly expiresAt: number;
     }
   | {
       readonly type: 'note';

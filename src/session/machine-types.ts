@@ -74,6 +74,11 @@ export interface SessionContext {
   // The runtime model (SPEC §4).
   /** Why the session waits, while it is in `waiting_user`; the sub-state has the same name. */
   readonly waitingReason: WaitingReason | null;
+  /**
+   * When the current wait for the user expires (`limits.waitUserTimeoutMs` after it began),
+   * while in `waiting_user` with the limit set; otherwise null.
+   */
+  readonly waitExpiresAt: number | null;
   /** The worker in flight; while set, the main agent is paused. */
   readonly currentWorkerId: string | null;
   /** How the current worker's artifact becomes a fact. */

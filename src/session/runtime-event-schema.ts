@@ -94,6 +94,7 @@ export const RUNTIME_EVENT_SCHEMAS = {
   }),
   flow_completed: z.strictObject({ type: z.literal('flow_completed') }),
   runtime_failed: z.strictObject({ type: z.literal('runtime_failed'), reason: nonEmpty }),
+  wait_expired: z.strictObject({ type: z.literal('wait_expired') }),
 } as const satisfies Record<RuntimeEventType, z.ZodType>;
 
 /** Every runtime event type, in table order. */

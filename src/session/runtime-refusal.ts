@@ -54,10 +54,19 @@ export function runtimeRefusal(
     (event.type === 'programmatic_review_passed' || event.type === 'programmatic_review_failed') &&
     phase === 'running'
       ? ' (no artifact is under programmatic review)'
-      : '';
+      : event.type === 'wait_expired' && phase === 'waiting_user'
+        ? waitNotExpired(session.context.waitExpiresAt)
+        : '';
   return new RoleboxError(
     'event_not_allowed',
     `event ${event.type} is not allowed in phase ${phase}${reason ? `, waiting reason ${reason.kind}` : ''} (${where})${why}`,
     { phase, waitingReason: reason?.kind ?? null, event: event.type },
   );
+}
+
+/** Why `wait_expired` is refused in `waiting_user`: the wait has no deadline, or not yet. */
+function waitNotExpired(waitExpiresAt: number | null): string {
+  return waitExpiresAt === null
+    ? ' (this wait has no deadline: limits.waitUserTimeoutMs is not set)'
+    : ` (this wait expires at ${new Date(waitExpiresAt).toISOString()})`;
 }

@@ -115,7 +115,12 @@ export type RuntimeEvent =
   | { readonly type: 'programmatic_review_passed' }
   | { readonly type: 'programmatic_review_failed'; readonly reason: string }
   | { readonly type: 'flow_completed' }
-  | { readonly type: 'runtime_failed'; readonly reason: string };
+  | { readonly type: 'runtime_failed'; readonly reason: string }
+  /**
+   * The wait for the user outlived `limits.waitUserTimeoutMs`: sent by the runtime when the
+   * session's `waitExpiresAt` comes; taken only in `waiting_user` once that time has come.
+   */
+  | { readonly type: 'wait_expired' };
 
 /** The type names of {@link RuntimeEvent}. */
 export type RuntimeEventType = RuntimeEvent['type'];

@@ -34,6 +34,11 @@ export interface RoleboxLimits {
   readonly maxTreeLoops: number;
   /** Most loop-tool calls between two user actions (SPEC §4.3; default 12). */
   readonly maxToolBurst: number;
+  /**
+   * How long a session may wait for the user (`waiting_user`) before it gets `wait_expired`
+   * and ends in `error` (default null: waits never expire).
+   */
+  readonly waitUserTimeoutMs: number | null;
 }
 
 /** The defaults of the specification. */
@@ -48,6 +53,7 @@ export const DEFAULT_LIMITS: RoleboxLimits = {
   seedCharCap: SEED_CHAR_CAP,
   maxTreeLoops: MAX_TREE_WORKER_SESSIONS,
   maxToolBurst: 12,
+  waitUserTimeoutMs: null,
 };
 
 const nonNegativeInt = z.number().int().min(0);
@@ -63,6 +69,7 @@ const limitsSchema = z.strictObject({
   seedCharCap: positiveInt.optional(),
   maxTreeLoops: positiveInt.optional(),
   maxToolBurst: positiveInt.optional(),
+  waitUserTimeoutMs: positiveInt.nullable().optional(),
 });
 
 const LIMIT_NAMES = Object.keys(limitsSchema.shape);
