@@ -3,6 +3,7 @@
 // the row due without rewriting it, and what a restart reads stays what it must wake.
 import { describe, expect, it } from 'vitest';
 import { createRolebox, MemorySnapshotStore, type RuntimeEvent } from '../src/index.js';
+import { Persister } from '../src/persistence/persister.js';
 import { sameWakeUp, WrittenWakeUps } from '../src/persistence/written-wake-ups.js';
 import type { SessionLease, WakeUp } from '../src/ports/snapshot-store.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
@@ -114,5 +115,46 @@ describe('a pending effect and its wake-up row', () => {
     expect(store.wakeUpWrites).toEqual([{ sessionId: 'S', at: 1_000 }, { sessionId: 'S' }]);
     expect(await store.loadWakeUps()).toEqual([]);
     await rb.stop();
+  });
+});
+
+describe('Persister', () => {
+  it('leaves out a wake-up the store holds under the lease, and writes it again once forgotten', async () => {
+    const store = new RecordingStore();
+    const clock = new SimulatedClock(1_000);
+    const claim = await store.claim(
+      's',
+      { ownerId: 'o', pid: process.pid, host: 'h' },
+      60_000,
+      1_000,
+    );
+    if (!claim.ok) throw new Error('claim refused');
+    const lease: SessionLease = { sessionId: 's', token: claim.token };
+    const persister = new Persister({
+      store,
+      clock,
+      debounceMs: 200,
+      sessionSnapshot: () => ({ value: 'x' }),
+      systemSnapshot: () => undefined,
+      wakeUpOf: (sessionId) => ({ sessionId, at: clock.now() }),
+      leaseOf: () => lease,
+      onRefused: () => {},
+      onError: () => {},
+    });
+    persister.mark('s');
+    await persister.flush();
+    clock.advance(10);
+    persister.mark('s');
+    await persister.flush();
+    expect(store.saves).toBe(2);
+    expect(store.wakeUpWrites).toEqual([{ sessionId: 's', at: 1_000 }]);
+    // Passivated (its lease released): nothing is kept, the next save writes the row.
+    persister.forget('s');
+    persister.mark('s');
+    await persister.flush();
+    expect(store.wakeUpWrites).toEqual([
+      { sessionId: 's', at: 1_000 },
+      { sessionId: 's', at: 1_010 },
+    ]);
   });
 });

@@ -71,6 +71,14 @@ export class Persister {
     this.#schedule();
   }
 
+  /**
+   * Forgets what it wrote of a session that is no longer live here (passivated: its lease
+   * released), so that it holds nothing per passivated session; its next save writes all.
+   */
+  forget(sessionId: string): void {
+    this.#wakeUpsWritten.forget(sessionId);
+  }
+
   /** True while changes wait to be written. */
   get pending(): boolean {
     return this.#dirty.size > 0 || this.#deleted.size > 0;
