@@ -119,6 +119,15 @@ export class SqliteSnapshotStore implements SnapshotStore {
   readonly #claimTx: Database.Transaction<
     (sessionId: string, owner: StoreOwner, ttlMs: number, now: number) => ClaimResult
   >;
+  readonly #saveTx: Database.Transaction<
+    (
+      records: readonly StoredRecord[],
+      wakeUps: readonly WakeUp[],
+      tokens: ReadonlyMap<string, number>,
+      now: number,
+      savedAt: number,
+    ) => StoreWriteResult
+  >;
   readonly #claimAndLoadTx: Database.Transaction<
     (sessionId: string, owner: StoreOwner, ttlMs: number, now: number) => ClaimedRecord | undefined
   >;
@@ -183,6 +192,10 @@ export class SqliteSnapshotStore implements SnapshotStore {
     this.#selectDueWakeUps = this.#db.prepare(
       'SELECT session_id, at, task_id FROM wakeups WHERE at <= ? ORDER BY at, session_id',
     );
+    // Every save (the hot path: a few per effect) runs this one transaction.
+    this.#saveTx = this.#db.transaction((records, wakeUps, tokens, now, savedAt) =>
+      this.#saveIn(records, wakeUps, tokens, now, savedAt),
+    );
     this.#claimTx = this.#db.transaction((sessionId, owner, ttlMs, now) =>
       this.#claimIn(sessionId, owner, ttlMs, now),
     );
@@ -227,21 +240,26 @@ export class SqliteSnapshotStore implements SnapshotStore {
     const tokens = leaseTokens(leases);
     const now = fenceTime(options, SAVE_OPTION_NAMES);
     const savedAt = Date.now();
-    return this.#run('write', () =>
-      this.#db
-        .transaction(() => {
-          const refused = this.#refused(
-            [...records.map((record) => record.id), ...wakeUps.map((entry) => entry.sessionId)],
-            tokens,
-            now,
-          );
-          for (const record of records)
-            if (!refused.has(record.id)) this.#upsert.run(record.id, record.data, savedAt);
-          this.#writeWakeUps(wakeUps, refused);
-          return { refused: [...refused] };
-        })
-        .immediate(),
+    return this.#run('write', () => this.#saveTx.immediate(records, wakeUps, tokens, now, savedAt));
+  }
+
+  /** Inside a transaction: writes the records and wake-ups our leases allow; answers the refused. */
+  #saveIn(
+    records: readonly StoredRecord[],
+    wakeUps: readonly WakeUp[],
+    tokens: ReadonlyMap<string, number>,
+    now: number,
+    savedAt: number,
+  ): StoreWriteResult {
+    const refused = this.#refused(
+      [...records.map((record) => record.id), ...wakeUps.map((entry) => entry.sessionId)],
+      tokens,
+      now,
     );
+    for (const record of records)
+      if (!refused.has(record.id)) this.#upsert.run(record.id, record.data, savedAt);
+    this.#writeWakeUps(wakeUps, refused);
+    return { refused: [...refused] };
   }
 
   async delete(

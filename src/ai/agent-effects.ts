@@ -211,6 +211,21 @@ async function runWorker(
   return events;
 }
 
+/** The `ai` module, imported on first use and kept (a failed import is tried again). */
+let aiModule: Promise<typeof import('ai')> | undefined;
+
+/**
+ * `ai`, imported once: an `import()` per agent run resolves the specifier again each time
+ * (under a loader hook such as tsx, a round trip to its thread per model call).
+ */
+function aiSdk(): Promise<typeof import('ai')> {
+  aiModule ??= import('ai').catch((error: unknown) => {
+    aiModule = undefined;
+    throw error;
+  });
+  return aiModule;
+}
+
 /** One agent run: generateText until `done()` holds or the steps run out. */
 async function runAgent(
   spec: AgentSpec,
@@ -221,7 +236,7 @@ async function runAgent(
   done: () => boolean,
 ): Promise<readonly StepResult<ToolSet>[]> {
   ctx.signal.throwIfAborted();
-  const { generateText, stepCountIs } = await import('ai');
+  const { generateText, stepCountIs } = await aiSdk();
   const all: ToolSet = { signal: aiTool(ctx.session, 'signal'), ...tools };
   const result = await generateText({
     model: spec.model,

@@ -2,6 +2,7 @@ import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { SessionLease, SnapshotStore, StoredRecord, WakeUp } from '../ports/snapshot-store.js';
 import { refusedIn } from '../ports/store-contract.js';
 import { makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
+import { WrittenWakeUps } from './written-wake-ups.js';
 
 /** What the persister needs from its rolebox. */
 export interface PersisterHost {
@@ -31,7 +32,8 @@ export interface PersisterHost {
  * command went to it, or it answered one), with its wake-up in the same transaction, plus
  * the system record when the loop registry changed. Saves are debounced (`debounceMs`) and
  * fenced by our leases; `flush()` writes at once. The cost of a save depends on the size of
- * the changed sessions, not on how many sessions there are.
+ * the changed sessions, not on how many sessions there are. A wake-up the store already
+ * holds (under the same lease) is not written again ({@link WrittenWakeUps}).
  */
 export class Persister {
   readonly #host: PersisterHost;
@@ -40,6 +42,7 @@ export class Persister {
   #timer: TimerHandle | undefined;
   #writing: Promise<void> = Promise.resolve();
   #lastRegistry: unknown;
+  readonly #wakeUpsWritten = new WrittenWakeUps();
   /** How many records were written (for benchmarks and tests). */
   recordsWritten = 0;
 
@@ -66,6 +69,14 @@ export class Persister {
     this.#dirty.delete(sessionId);
     this.#deleted.add(sessionId);
     this.#schedule();
+  }
+
+  /**
+   * Forgets what it wrote of a session that is no longer live here (passivated: its lease
+   * released), so that it holds nothing per passivated session; its next save writes all.
+   */
+  forget(sessionId: string): void {
+    this.#wakeUpsWritten.forget(sessionId);
   }
 
   /** True while changes wait to be written. */
@@ -112,20 +123,9 @@ export class Persister {
     this.#dirty.clear();
     this.#deleted.clear();
     const now = this.#host.clock.now();
-    const records: StoredRecord[] = [];
-    const wakeUps: WakeUp[] = [];
-    const leases: SessionLease[] = [];
-    for (const id of dirty) {
-      const isSystem = id === SYSTEM_RECORD_ID;
-      const snapshot = isSystem ? this.#host.systemSnapshot() : this.#host.sessionSnapshot(id);
-      if (snapshot === undefined) continue;
-      records.push({ id, data: JSON.stringify(makeEnvelope(id, snapshot, now)) });
-      if (isSystem) continue;
-      wakeUps.push(this.#host.wakeUpOf(id));
-      const lease = this.#host.leaseOf(id);
-      if (lease) leases.push(lease);
-    }
+    const { records, wakeUps, leases } = this.#collect(dirty, now);
     for (const id of deleted) {
+      this.#wakeUpsWritten.forget(id);
       const lease = this.#host.leaseOf(id);
       if (lease) leases.push(lease);
     }
@@ -140,16 +140,59 @@ export class Persister {
           ...refusedIn(await this.#host.store.delete(deleted, leases, { now }), 'delete'),
         ];
       this.recordsWritten += records.length;
+      this.#wroteWakeUps(wakeUps, leases, refused);
       if (refused.length > 0) this.#host.onRefused(refused);
     } catch (error) {
       // Nothing is lost: the records stay dirty and the next flush retries them.
       for (const id of dirty) if (!this.#deleted.has(id)) this.#dirty.add(id);
       for (const id of deleted) if (!this.#dirty.has(id)) this.#deleted.add(id);
+      for (const wakeUp of wakeUps) this.#wakeUpsWritten.forget(wakeUp.sessionId);
       this.#host.onError(
         error instanceof Error ? error : new Error(String(error)),
         [...dirty, ...deleted].filter((id) => id !== SYSTEM_RECORD_ID),
       );
       throw error;
+    }
+  }
+
+  /**
+   * The records of the dirty ids that are still there, with their leases, and the wake-ups
+   * the store does not hold yet (one the store holds under the same lease is left out).
+   */
+  #collect(
+    dirty: readonly string[],
+    now: number,
+  ): { records: StoredRecord[]; wakeUps: WakeUp[]; leases: SessionLease[] } {
+    const records: StoredRecord[] = [];
+    const wakeUps: WakeUp[] = [];
+    const leases: SessionLease[] = [];
+    for (const id of dirty) {
+      const isSystem = id === SYSTEM_RECORD_ID;
+      const snapshot = isSystem ? this.#host.systemSnapshot() : this.#host.sessionSnapshot(id);
+      if (snapshot === undefined) continue;
+      records.push({ id, data: JSON.stringify(makeEnvelope(id, snapshot, now)) });
+      if (isSystem) continue;
+      const lease = this.#host.leaseOf(id);
+      if (lease) leases.push(lease);
+      const wakeUp = this.#host.wakeUpOf(id);
+      if (this.#wakeUpsWritten.needsWrite(wakeUp, lease, now)) wakeUps.push(wakeUp);
+    }
+    return { records, wakeUps, leases };
+  }
+
+  /** Remembers the wake-ups the store took; a refused session's is forgotten. */
+  #wroteWakeUps(
+    wakeUps: readonly WakeUp[],
+    leases: readonly SessionLease[],
+    refused: readonly string[],
+  ): void {
+    for (const wakeUp of wakeUps) {
+      if (refused.includes(wakeUp.sessionId)) this.#wakeUpsWritten.forget(wakeUp.sessionId);
+      else
+        this.#wakeUpsWritten.written(
+          wakeUp,
+          leases.find((lease) => lease.sessionId === wakeUp.sessionId),
+        );
     }
   }
 }

@@ -424,6 +424,8 @@ export class SessionRuntime {
     const wakeUp = this.wakeUpOf(sessionId);
     this.#stopActors(sessionId);
     this.#wakeUps.schedule(wakeUp);
+    // Its lease goes: the persister keeps nothing of it (a passivated session costs no heap).
+    persister?.forget(sessionId);
     // Said before the claim is released: its wake-up may activate it again meanwhile, and
     // host events must not say "passivated" after "activated" of a session that is live.
     this.#host.emit({ type: 'session_passivated', sessionId, reason });
