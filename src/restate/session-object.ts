@@ -12,7 +12,8 @@ import {
 } from '../rolebox/command-table.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
-import { type EffectRequest, effectReportOf } from './effect-service.js';
+import { effectReportHandlers } from './effect-reports.js';
+import type { EffectRequest } from './effect-wire.js';
 import { randomIdSource } from './rand-ids.js';
 import {
   EMPTY_SESSION_STATE,
@@ -300,29 +301,6 @@ export function sessionObjectWith(
       },
     ),
     /**
-     * An effect service's report of an effect: its events applied once, in one step, as the
-     * effect's answer (or its error fails it). A report for an effect no longer pending (a
-     * repeated one, one the session moved past) is ignored. Private, as `workerTerminated`.
-     */
-    effectReturned: restate.handlers.object.exclusive(
-      { ingressPrivate: true },
-      async (ctx: restate.ObjectContext, body: unknown) => {
-        const report = effectReportOf(body);
-        if ((await ctx.get(STATE.recordIds)) === null) return { result: null, events: [] };
-        return step(ctx, {
-          command: (session) =>
-            session.view().pendingEffects.some((entry) => entry.id === report.effectId)
-              ? session.settleEffect(
-                  report.effectId,
-                  report.error === undefined
-                    ? { events: report.events ?? [] }
-                    : { error: report.error },
-                )
-              : null,
-        });
-      },
-    ),
-    /**
      * A deadline the session armed: a stale one (a newer deadline replaced it) is ignored.
      * The step runs at the deadline's own time when Restate's timer fired a little early
      * (by this process's clock): a deadline is reached when its time has come, and one
@@ -341,6 +319,12 @@ export function sessionObjectWith(
         return step(ctx, {}, at);
       },
     ),
+    // An effect service's reports: an attempt started, failed, or the handler's events.
+    ...effectReportHandlers({
+      step: (ctx, command) => step(ctx, { command }),
+      exists: async (ctx) => (await ctx.get(STATE.recordIds)) !== null,
+      retry: engine.effectRetry,
+    }),
   };
   for (const [name, route] of ROUTES) {
     if (route.row.kind === 'command') {

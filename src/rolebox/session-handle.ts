@@ -13,7 +13,7 @@ import type { CommandPath } from '../runtime/command-path.js';
 import type { FunctionRead, SessionRead, SystemAccess } from '../runtime/system-access.js';
 import type { ArtifactRecord } from '../session/artifact.js';
 import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
-import type { SessionCommand } from '../session/commands.js';
+import type { EffectCommand, SessionCommand } from '../session/commands.js';
 import type { SessionContext } from '../session/machine-types.js';
 import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
 import { runtimeRefusal } from '../session/runtime-refusal.js';
@@ -97,6 +97,30 @@ export interface SessionHost {
   close(sessionId: string): void;
 }
 
+/** An outbox command as another process reports it: the session's own clock gives its time. */
+export type UntimedEffectCommand = EffectCommand extends infer C
+  ? C extends { readonly at: number }
+    ? Omit<C, 'at'>
+    : never
+  : never;
+
+/** Set by {@link SessionHandle}'s static block: it reaches the handle's private command path. */
+let deliverOutbox: (handle: SessionHandle, command: UntimedEffectCommand) => readonly HostEvent[];
+
+/**
+ * Internal (the Restate endpoint, whose effect handlers run in a service of their own):
+ * tells the live session what became of an effect in its outbox (an attempt started or
+ * failed, a handler's events), at the session's time, through the command path the
+ * in-process effect runner takes. Not a host API: hosts settle effects with `settleEffect`.
+ * Returns: the host events it caused. Throws: `unknown_session` when the session is not live.
+ */
+export function deliverEffectCommand(
+  handle: SessionHandle,
+  command: UntimedEffectCommand,
+): readonly HostEvent[] {
+  return deliverOutbox(handle, command);
+}
+
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** An agent name: printable, no control characters, not blank. */
 const AGENT_NAME = /^(?=.*\S)[^\p{Cc}]{1,128}$/u;
@@ -120,6 +144,10 @@ export class SessionHandle {
         );
       handle.#host.path.requireLive(handle.id);
     });
+    deliverOutbox = (handle, command) => {
+      handle.#host.path.requireLive(handle.id);
+      return handle.#deliver({ ...command, at: handle.#host.now() } as EffectCommand);
+    };
   }
 
   /** The session id. */
