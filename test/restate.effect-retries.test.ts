@@ -127,6 +127,9 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
   let releaseThird: () => void = () => {};
   const third = { started: Promise.resolve(), released: Promise.resolve() };
   let thirdStarted: () => void = () => {};
+  let releaseMoved: () => void = () => {};
+  const moved = { started: Promise.resolve(), released: Promise.resolve() };
+  let movedStarted: () => void = () => {};
 
   const effects = roleboxEffectService('retry-effects', {
     run_worker: async (effect, _ctx, { attempt, sessionId }) => {
@@ -135,6 +138,12 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
         // The third attempt waits here, so the test sees it running.
         thirdStarted();
         await third.released;
+      }
+      if (sessionId === 'moved') {
+        // Its first attempt waits here while the host answers the effect, then throws.
+        movedStarted();
+        await moved.released;
+        throw new Error('too late');
       }
       return workerAttempt(sessionId, attempt, effect.workerId);
     },
@@ -172,6 +181,7 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
 
   afterAll(async () => {
     releaseThird();
+    releaseMoved();
     await endpoint?.close().catch(() => {});
     await server?.stop();
     if (server) rmSync(server.baseDir, { recursive: true, force: true });
@@ -283,6 +293,40 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
         .poll(() => effectSequence(sunk('refused')).slice(3), { timeout: 30_000 })
         .toEqual(['started run_worker #1', 'failed run_worker #1 no such worker']);
       expect(calls.get('refused')).toEqual([1]);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'ignores the failure of an attempt whose effect the session settled meanwhile, and attempts it no more',
+    async () => {
+      moved.started = new Promise<void>((resolve) => {
+        movedStarted = resolve;
+      });
+      moved.released = new Promise<void>((resolve) => {
+        releaseMoved = resolve;
+      });
+      const session = await client.openSession({ id: 'moved' });
+      await approveWorker(session);
+      await moved.started;
+      // The host answers the effect while its handler still runs.
+      await session.send({
+        type: 'worker_started',
+        workerId: 'poet',
+        acceptanceMode: 'user_confirmed',
+      });
+      expect((await session.view()).pendingEffects).toEqual([]);
+      releaseMoved();
+      await expect.poll(() => sunk('moved').length, { timeout: 30_000 }).toBeGreaterThan(0);
+      // Longer than every backoff: the failed attempt changed nothing, and none followed.
+      await new Promise((resolve) => setTimeout(resolve, 1_000));
+      expect(calls.get('moved')).toEqual([1]);
+      expect(await session.view()).toMatchObject({ phase: 'running', pendingEffects: [] });
+      expect(effectSequence(sunk('moved')).slice(2)).toEqual([
+        'effect run_worker',
+        'started run_worker #1',
+        'settled run_worker by worker_started',
+      ]);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );
