@@ -37,9 +37,22 @@ import {
 import { SessionHandle } from '../src/rolebox/session-handle.js';
 
 /** The session object's own handlers, which no row of the table stands for. */
-const OWN_EXCLUSIVE_HANDLERS = ['open', 'workerTerminated', 'effectReturned', 'deadline'];
+const OWN_EXCLUSIVE_HANDLERS = [
+  'open',
+  'workerTerminated',
+  'effectStarted',
+  'effectAttemptFailed',
+  'effectReturned',
+  'deadline',
+];
 /** Of those, the ones only services may call (the ingress refuses them). */
-const PRIVATE_HANDLERS = ['workerTerminated', 'effectReturned', 'deadline'];
+const PRIVATE_HANDLERS = [
+  'workerTerminated',
+  'effectStarted',
+  'effectAttemptFailed',
+  'effectReturned',
+  'deadline',
+];
 
 /** The public methods a prototype defines (what the guard wraps). */
 function methodsOf(prototype: object): string[] {

@@ -232,7 +232,7 @@ describe('Restate entry points', () => {
   it.each([
     [
       () => serveRoleboxOnRestate({ functons: [] } as never),
-      'serveRoleboxOnRestate options: unknown option "functons" (did you mean "functions"?); known: functions, conditions, limits, strictSessions, migrations, objectName, workers, eventSink, effects, inspect, services, logger',
+      'serveRoleboxOnRestate options: unknown option "functons" (did you mean "functions"?); known: functions, conditions, limits, strictSessions, migrations, effectRetry, objectName, workers, eventSink, effects, inspect, services, logger',
     ],
     [
       () => serveRoleboxOnRestate(null as never),
@@ -255,6 +255,10 @@ describe('Restate entry points', () => {
       'createRolebox limits: unknown limit "maxSteps"',
     ],
     [
+      () => serveRoleboxOnRestate({ effectRetry: { maxAtempts: 2 } } as never),
+      'createRolebox effectRetry: unknown option "maxAtempts" (did you mean "maxAttempts"?)',
+    ],
+    [
       () => createRestateRolebox({ ingressUrl: 'http://127.0.0.1:1', header: {} } as never),
       'createRestateRolebox options: unknown option "header" (did you mean "headers"?); known: ingressUrl, objectName, headers',
     ],
@@ -266,6 +270,25 @@ describe('Restate entry points', () => {
     const error = errorOf(make);
     expect(error.code).toBe('invalid_argument');
     expect(error.message.startsWith(message)).toBe(true);
+  });
+
+  it('refuses an effectRetry out of range on the endpoint, naming the field and the value', () => {
+    for (const [effectRetry, message] of [
+      [{ maxAttempts: 0 }, 'effectRetry.maxAttempts must be a whole number of at least 1, got 0'],
+      [
+        { initialDelayMs: 1.5 },
+        'effectRetry.initialDelayMs must be a whole number of at least 0, got 1.5',
+      ],
+      [
+        { initialDelayMs: 500, maxDelayMs: 100 },
+        'effectRetry.maxDelayMs (100) must be at least initialDelayMs (500)',
+      ],
+    ] as const) {
+      const error = errorOf(() => serveRoleboxOnRestate({ effectRetry }));
+      expect(error.code).toBe('invalid_argument');
+      expect(error.message).toBe(message);
+    }
+    expect(serveRoleboxOnRestate({ effectRetry: { maxAttempts: 1 } }).endpoint).toBeDefined();
   });
 
   it('startLocalRestateServer and openSession refuse before they start or call anything', async () => {

@@ -3,11 +3,13 @@
 import * as restate from '@restatedev/restate-sdk';
 import { describe, expect, it } from 'vitest';
 import { RoleboxError } from '../src/index.js';
+import { roleboxEffectService } from '../src/restate/effect-service.js';
 import {
+  effectAttemptFailureOf,
+  effectAttemptStartOf,
   effectReportOf,
   effectRequestOf,
-  roleboxEffectService,
-} from '../src/restate/effect-service.js';
+} from '../src/restate/effect-wire.js';
 import { errorOf } from './support/errors.js';
 
 /** What `fn` throws, whatever it is. */
@@ -60,6 +62,40 @@ describe('roleboxEffectService', () => {
       const error = thrown(() => effectReportOf(bad));
       expect(error).toBeInstanceOf(restate.TerminalError);
       expect((error as Error).message).toMatch(/^not an effect report: /);
+    }
+  });
+
+  it('reads the reports of an attempt started and failed, and refuses anything else as terminal, naming it', () => {
+    expect(effectAttemptStartOf({ effectId: 'S:e1' })).toEqual({ effectId: 'S:e1' });
+    const failure = { effectId: 'S:e1', attempt: 2, error: 'model down' };
+    expect(effectAttemptFailureOf(failure)).toEqual(failure);
+    expect(effectAttemptFailureOf({ ...failure, final: true })).toEqual({
+      ...failure,
+      final: true,
+    });
+    for (const [bad, named] of [
+      [null, 'null'],
+      [{}, '{}'],
+      [{ effectId: '' }, '""'],
+      [['S:e1'], 'S:e1'],
+    ] as const) {
+      const error = thrown(() => effectAttemptStartOf(bad));
+      expect(error).toBeInstanceOf(restate.TerminalError);
+      expect((error as Error).message).toMatch(/^not an effect attempt start: /);
+      expect((error as Error).message).toContain(named);
+    }
+    for (const [bad, named] of [
+      [{ ...failure, attempt: 0 }, '"attempt":0'],
+      [{ ...failure, attempt: 1.5 }, '1.5'],
+      [{ ...failure, attempt: '2' }, '"2"'],
+      [{ ...failure, error: '' }, '"error":""'],
+      [{ ...failure, final: 'yes' }, '"yes"'],
+      [{ attempt: 1, error: 'x' }, '"error":"x"'],
+    ] as const) {
+      const error = thrown(() => effectAttemptFailureOf(bad));
+      expect(error).toBeInstanceOf(restate.TerminalError);
+      expect((error as Error).message).toMatch(/^not an effect attempt failure: /);
+      expect((error as Error).message).toContain(named);
     }
   });
 });

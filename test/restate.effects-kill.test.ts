@@ -75,7 +75,13 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate: SIGKILLe
     dir = mkdtempSync(join(tmpdir(), 'rolebox-effects-kill-'));
     calls = join(dir, 'calls.txt');
     server = await startLocalRestateServer({
-      env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms' },
+      // Retries come quickly, and never run out: on a loaded machine an endpoint killed
+      // again and again (each restart takes seconds) would spend the server's default 70
+      // attempts on one invocation, which Restate then pauses, and the flow would hang.
+      env: {
+        RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '500ms',
+        RESTATE_DEFAULT_RETRY_POLICY__MAX_ATTEMPTS: '1000000',
+      },
     });
     port = await freePort();
     await startEndpoint();

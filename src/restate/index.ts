@@ -15,12 +15,17 @@ export {
   type RestateSessionHandle,
 } from './client.js';
 export {
-  type EffectReport,
-  type EffectRequest,
+  type RestateEffectAttempt,
   type RestateEffectHandler,
   type RestateEffectHandlers,
   roleboxEffectService,
 } from './effect-service.js';
+export type {
+  EffectAttemptFailure,
+  EffectAttemptStart,
+  EffectReport,
+  EffectRequest,
+} from './effect-wire.js';
 export {
   freePort,
   type LocalRestateServer,

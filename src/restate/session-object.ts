@@ -10,9 +10,10 @@ import {
   type RestateHandlerOf,
   SESSION_COMMAND_ROWS,
 } from '../rolebox/command-table.js';
-import type { SendResult, SessionHandle } from '../rolebox/session-handle.js';
+import type { SessionHandle } from '../rolebox/session-handle.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
-import { type EffectReport, type EffectRequest, effectReportOf } from './effect-service.js';
+import { effectReportHandlers } from './effect-reports.js';
+import type { EffectRequest } from './effect-wire.js';
 import { randomIdSource } from './rand-ids.js';
 import {
   EMPTY_SESSION_STATE,
@@ -300,24 +301,6 @@ export function sessionObjectWith(
       },
     ),
     /**
-     * An effect service's report of an effect: its events applied once, in one step, as the
-     * effect's answer (or its error fails it). A report for an effect no longer pending (a
-     * repeated one, one the session moved past) is ignored. Private, as `workerTerminated`.
-     */
-    effectReturned: restate.handlers.object.exclusive(
-      { ingressPrivate: true },
-      async (ctx: restate.ObjectContext, body: unknown) => {
-        const report = effectReportOf(body);
-        if ((await ctx.get(STATE.recordIds)) === null) return { result: null, events: [] };
-        return step(ctx, {
-          command: (session) =>
-            session.view().pendingEffects.some((entry) => entry.id === report.effectId)
-              ? settleReported(session, report)
-              : null,
-        });
-      },
-    ),
-    /**
      * A deadline the session armed: a stale one (a newer deadline replaced it) is ignored.
      * The step runs at the deadline's own time when Restate's timer fired a little early
      * (by this process's clock): a deadline is reached when its time has come, and one
@@ -336,6 +319,12 @@ export function sessionObjectWith(
         return step(ctx, {}, at);
       },
     ),
+    // An effect service's reports: an attempt started, failed, or the handler's events.
+    ...effectReportHandlers({
+      step: (ctx, command) => step(ctx, { command }),
+      exists: async (ctx) => (await ctx.get(STATE.recordIds)) !== null,
+      retry: engine.effectRetry,
+    }),
   };
   for (const [name, route] of ROUTES) {
     if (route.row.kind === 'command') {
@@ -591,22 +580,4 @@ function checkTarget(name: string, target: RestateTarget | undefined): void {
       'invalid_argument',
       `${name} must be { service, handler? } naming a Restate service, got ${describeValue(target)}`,
     );
-}
-
-/**
- * Settles the effect an effect service reported on: with its events, or its error. Events
- * the session refuses (what `send` would refuse: `decision_mismatch`, `unknown_artifact`, …)
- * are not applied: the effect fails with the refusal's code and message, as a handler's
- * refused result fails its last attempt in process (the service's invocation has ended,
- * so there is no attempt left to retry here).
- */
-function settleReported(session: SessionHandle, report: EffectReport): SendResult {
-  if (report.error !== undefined)
-    return session.settleEffect(report.effectId, { error: report.error });
-  try {
-    return session.settleEffect(report.effectId, { events: report.events ?? [] });
-  } catch (error) {
-    if (!(error instanceof RoleboxError)) throw error;
-    return session.settleEffect(report.effectId, { error: `${error.code}: ${error.message}` });
-  }
 }

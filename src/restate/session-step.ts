@@ -7,6 +7,7 @@ import type { MigrationRegistry } from '../persistence/migrations.js';
 import type { RoundResult, TaskStatus } from '../ports/dispatcher.js';
 import type { IdSource } from '../ports/ids.js';
 import { machinesFor, type RoleboxMachines } from '../rolebox/build-machines.js';
+import type { EffectRetry, EffectRetryOptions } from '../rolebox/effect-handlers.js';
 import type { HostEvent } from '../rolebox/host-events.js';
 import { resolveRoleboxOptions } from '../rolebox/options.js';
 import { Rolebox } from '../rolebox/rolebox.js';
@@ -35,6 +36,12 @@ export interface SessionStepOptions {
   readonly limits?: Partial<RoleboxLimits>;
   readonly strictSessions?: boolean;
   readonly migrations?: MigrationRegistry;
+  /**
+   * How a failed effect handler of the endpoint's effect service is retried, as
+   * `createRolebox({ effectRetry })`: the session object counts the attempts and answers
+   * the service when to try again (a durable `ctx.sleep`) or that the effect failed.
+   */
+  readonly effectRetry?: EffectRetryOptions;
 }
 
 /** Every option name of {@link SessionStepOptions}. */
@@ -44,6 +51,7 @@ export const SESSION_STEP_OPTION_NAMES: readonly string[] = Object.keys({
   limits: true,
   strictSessions: true,
   migrations: true,
+  effectRetry: true,
 } satisfies Record<keyof SessionStepOptions, true>);
 
 /** One step's input: the session, its state, the step's time and ids, and what to do. */
@@ -62,8 +70,8 @@ export interface StepInput<T> {
     readonly status: TaskStatus;
     readonly result?: RoundResult;
   };
-  /** The command, run on the live session; its return value is the step's result. */
-  readonly command?: (session: SessionHandle) => T;
+  /** The command, run on the live session at the step's time; its return value is the step's result. */
+  readonly command?: (session: SessionHandle, now: number) => T;
   /** An XState inspection observer for the step's actor system. */
   readonly inspect?: (event: InspectionEvent) => void;
 }
@@ -106,6 +114,9 @@ export class SessionStepEngine {
 
   readonly #dispatches: boolean;
 
+  /** The effect retry policy of these options, filled in (see {@link SessionStepOptions.effectRetry}). */
+  readonly effectRetry: EffectRetry;
+
   /**
    * @param dispatches whether rounds can be dispatched (a worker service is configured);
    *   without it, `startLoop` is refused with `no_dispatcher`, as embedded.
@@ -114,7 +125,9 @@ export class SessionStepEngine {
   constructor(options: SessionStepOptions = {}, dispatches = false) {
     this.#options = options;
     this.#dispatches = dispatches;
-    this.#machines = machinesFor(resolveRoleboxOptions({ ...options, shards: 1 }));
+    const resolved = resolveRoleboxOptions({ ...options, shards: 1 });
+    this.#machines = machinesFor(resolved);
+    this.effectRetry = resolved.effectRetry;
   }
 
   /**
@@ -163,7 +176,7 @@ export class SessionStepEngine {
         ...(input.open?.acceptanceMode ? { acceptanceMode: input.open.acceptanceMode } : {}),
       });
       await settle(clock);
-      result = input.command ? input.command(session) : (undefined as T);
+      result = input.command ? input.command(session, input.now) : (undefined as T);
       await settle(clock);
     } catch (error) {
       await rb.stop().catch(() => {});

@@ -12,7 +12,8 @@ import type { LoopState } from '../loop/types.js';
 import type { CommandPath } from '../runtime/command-path.js';
 import type { FunctionRead, SessionRead, SystemAccess } from '../runtime/system-access.js';
 import type { ArtifactRecord } from '../session/artifact.js';
-import type { SessionCommand } from '../session/commands.js';
+import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
+import type { EffectCommand, SessionCommand } from '../session/commands.js';
 import type { SessionContext } from '../session/machine-types.js';
 import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
 import type {
@@ -96,6 +97,52 @@ export interface SessionHost {
   close(sessionId: string): void;
 }
 
+/** An outbox command as another process reports it: the session's own clock gives its time. */
+export type UntimedEffectCommand = EffectCommand extends infer C
+  ? C extends { readonly at: number }
+    ? Omit<C, 'at'>
+    : never
+  : never;
+
+/** Set by {@link SessionHandle}'s static block: it reaches the handle's private command path. */
+let deliverOutbox: (handle: SessionHandle, command: UntimedEffectCommand) => readonly HostEvent[];
+
+/**
+ * Internal (the Restate endpoint, whose effect handlers run in a service of their own):
+ * tells the live session what became of an effect in its outbox (an attempt started or
+ * failed, a handler's events), at the session's time, through the command path the
+ * in-process effect runner takes. Not a host API: hosts settle effects with `settleEffect`.
+ * Returns: the host events it caused. Throws: `unknown_session` when the session is not live.
+ */
+export function deliverEffectCommand(
+  handle: SessionHandle,
+  command: UntimedEffectCommand,
+): readonly HostEvent[] {
+  return deliverOutbox(handle, command);
+}
+
+/**
+ * A handler's reported events the session would refuse as `send` would (the checks of
+ * `effectResultProblem`) become the effect's error, with the refusal's code and message:
+ * the report is applied whole or not at all, as the in-process runner records a result.
+ */
+function refusedAsError(
+  handle: SessionHandle,
+  command: UntimedEffectCommand,
+  at: number,
+): UntimedEffectCommand {
+  if (command.type !== 'session.settle_effect' || !command.events?.length) return command;
+  const problem = effectResultProblem(
+    SessionHandle.readOf(handle),
+    command.effectId,
+    command.events,
+    at,
+  );
+  if (!problem) return command;
+  const { events: _refused, ...rest } = command;
+  return { ...rest, error: `${problem.code}: ${problem.message}` };
+}
+
 const TOOL_NAME = /^[A-Za-z_][A-Za-z0-9_-]*$/;
 /** An agent name: printable, no control characters, not blank. */
 const AGENT_NAME = /^(?=.*\S)[^\p{Cc}]{1,128}$/u;
@@ -119,11 +166,21 @@ export class SessionHandle {
         );
       handle.#host.path.requireLive(handle.id);
     });
+    deliverOutbox = (handle, command) => {
+      handle.#host.path.requireLive(handle.id);
+      const at = handle.#host.now();
+      return handle.#deliver({ ...refusedAsError(handle, command, at), at } as EffectCommand);
+    };
   }
 
   /** The session id. */
   readonly id: string;
   readonly #host: SessionHost;
+
+  /** The live session as the command checks read it (for a reported effect result). */
+  static readOf(handle: SessionHandle): SessionRead {
+    return handle.#host.path.requireSession(handle.id);
+  }
 
   /** The session's artifacts (write, review statuses, facts). */
   readonly artifacts: ArtifactsHandle;

@@ -353,9 +353,9 @@ export class SessionEffectRunner<H> {
 /**
  * A handler's return checked as runtime events are (zod, per type): nothing, or an array of
  * them. Throws a `RoleboxError` (`invalid_event` / `invalid_argument`) otherwise, which
- * counts as a failed attempt.
+ * counts as a failed attempt (here, and in the Restate effect service).
  */
-function checkedEvents(returned: unknown): RuntimeEvent[] {
+export function checkedEvents(returned: unknown): RuntimeEvent[] {
   if (returned === undefined || returned === null) return [];
   if (!Array.isArray(returned))
     throw new RoleboxError(
