@@ -12,7 +12,6 @@ import type { LoopState } from '../loop/types.js';
 import type { CommandPath } from '../runtime/command-path.js';
 import type { FunctionRead, SessionRead, SystemAccess } from '../runtime/system-access.js';
 import type { ArtifactRecord } from '../session/artifact.js';
-import { canChangeArtifactStatus } from '../session/artifact-lifecycle.js';
 import type { EffectCommand, SessionCommand } from '../session/commands.js';
 import type { SessionContext } from '../session/machine-types.js';
 import { parseRuntimeEvent } from '../session/runtime-event-schema.js';
