@@ -54,6 +54,7 @@ export const functionContextSchema = z.object({
   continuations: count,
   cooldownUntilTurn: z.number().int(),
   transitionsHeld: z.array(z.boolean()),
+  version: count,
 });
 
 /** One round of a loop (RoundRecord). */
