@@ -1,5 +1,6 @@
 import {
   type ApprovalResolution,
+  nextRequestId,
   oldestOpenRequest,
   openRequest,
   openRequestById,
@@ -53,16 +54,17 @@ function resolutionOf(signal: SignalArgs, at: number): ApprovalResolution {
 }
 
 /**
- * The request of this function a signal resolves: the open one it names, else (an unnamed
+ * The request of this function a signal resolves (exported for the receipt, which names it): the open one it names, else (an unnamed
  * `answer`) the oldest open one; none when the answer says it saw an older version than the
  * function's (fail closed: `stale_approval`) or the signal resolves nothing.
  */
-function requestResolvedBy(
+export function requestResolvedBy(
   kv: FunctionKv,
   version: number,
   signal: SignalArgs,
 ): string | undefined {
-  const seen = seenVersionOf(signal);
+  // Only an approval can be stale: a rejection is always let through (fail closed).
+  const seen = signal.type === 'answer' ? seenVersionOf(signal) : undefined;
   if (seen !== undefined && seen < version) return undefined;
   const named = namedRequestId(signal);
   if (named !== undefined) return openRequestById(kv, named)?.id;
@@ -106,4 +108,19 @@ export function approvalStep(
     kv: resolved === undefined ? kv : resolveRequest(kv, resolved, resolutionOf(signal, at)),
     version,
   };
+}
+
+/**
+ * The request a signal opens (a pausing one) or resolves in a function, as the receipt names
+ * it; undefined when it does neither. Decided exactly as {@link approvalStep} will.
+ */
+export function requestTouchedBy(
+  name: string,
+  kv: FunctionKv,
+  version: number,
+  signal: SignalArgs,
+): string | undefined {
+  if (isPausingSignal(signal.type)) return nextRequestId(kv, name);
+  if (signal.type !== 'answer' && namedRequestId(signal) === undefined) return undefined;
+  return requestResolvedBy(kv, version, signal);
 }
