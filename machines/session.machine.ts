@@ -64,8 +64,10 @@ function signalAddressees(live: readonly string[], signal: SignalArgs): string[]
 
 /**
  * How a session takes an agent's signal (`session.signal`, in every phase): each live
- * function is told (`fn.signal`, with the facts as of now) and decides for itself (a
- * pausing one gates it, machines/function.machine.ts); the host gets the receipt. In
+ * function it reaches ({@link signalAddressees}) is told (`fn.signal`, with the facts as of
+ * now) and decides for itself (a pausing one gates it and opens a request,
+ * machines/function.machine.ts); the host gets the receipt, which names the requests the
+ * functions will open or resolve (decided by the same pure rule they use). In
  * `running`, a pausing signal that no function takes makes the session wait for the user.
  * Here rather than with the other actions (session.actions.ts) so that the path of a
  * signal reads in this one file.

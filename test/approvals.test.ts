@@ -359,3 +359,23 @@ describe('stored ledgers from function machine 1', () => {
     expect(phaseOf(after.session, 'deploy')).toBe('active');
   });
 });
+
+describe('stored requests are checked on restore', () => {
+  it('a record whose requests are not well formed is refused (invalid_snapshot)', async () => {
+    const { rb, store } = await open();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('deploy');
+    session.signal({ type: 'need_approval' });
+    await rb.flush();
+    const envelope = JSON.parse(store.records.get('S') as string);
+    envelope.snapshot.children['fn:deploy'].snapshot.context.kv.__approval_requests[0].status =
+      'approved-by-me';
+    store.records.set('S', JSON.stringify(envelope));
+    const error = await restart(rb, store).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { code?: string; message?: string },
+    );
+    expect(error?.code).toBe('invalid_snapshot');
+    expect(error?.message).toContain('__approval_requests');
+  });
+});
