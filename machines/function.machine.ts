@@ -2,6 +2,7 @@ import { assign, enqueueActions, sendParent, setup } from 'xstate';
 import { setOwn } from '../src/base/own-keys.js';
 import { evaluateCondition } from '../src/condition/evaluate.js';
 import type { ConditionAst } from '../src/condition/types.js';
+import { approvalStep } from '../src/function/approval-step.js';
 import { functionConditionEnv } from '../src/function/condition-env.js';
 import { functionContinuationBlock, grantContinuation } from '../src/function/continuation.js';
 import type { FunctionDefinition } from '../src/function/definition.js';
@@ -19,8 +20,11 @@ import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import { withFastContext } from './fast-context.js';
 
-/** Version of the function machine's persisted shape; bump when context or states change. */
-export const FUNCTION_MACHINE_VERSION = 1;
+/**
+ * Version of the function machine's persisted shape; bump when context or states change.
+ * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
+ */
+export const FUNCTION_MACHINE_VERSION = 2;
 
 /**
  * The actions by which a function talks to its session. A model test provides them as
@@ -49,15 +53,18 @@ export function createFunctionMachine(env: MachineEnv) {
     condition: ConditionAst,
     context: FunctionContext,
     facts?: SessionFacts,
+    deciding?: 'gate',
   ): boolean =>
     evaluateCondition(
       condition,
-      functionConditionEnv(context, definitionOf(context), facts),
+      functionConditionEnv(context, definitionOf(context), facts, deciding),
       env.conditions,
     );
-  const gateHolds = (context: FunctionContext): boolean => {
+  // A gate is decided over the approval requests too (SPEC §9): an answer opens it only for
+  // the requests made before the answer.
+  const gateHolds = (context: FunctionContext, facts?: SessionFacts): boolean => {
     const { gate } = definitionOf(context);
-    return gate === undefined || holds(gate, context);
+    return gate === undefined || holds(gate, context, facts, 'gate');
   };
   const transitionTruths = (context: FunctionContext): boolean[] => {
     const definition = definitionOf(context);
@@ -102,7 +109,7 @@ export function createFunctionMachine(env: MachineEnv) {
         if (gate !== undefined)
           return (
             !(event.type === 'fn.signal' && isPausingSignal(event.signal.type)) &&
-            holds(gate, context)
+            gateHolds(context)
           );
         return (
           event.type === 'fn.resume' ||
@@ -110,10 +117,7 @@ export function createFunctionMachine(env: MachineEnv) {
         );
       },
       /** A resume opens a gated function when it has no gate or its gate holds (SPEC §2.3). */
-      resumeOpensGate: ({ context, event }) => {
-        const { gate } = definitionOf(context);
-        return gate === undefined || holds(gate, context, factsOf(event, context));
-      },
+      resumeOpensGate: ({ context, event }) => gateHolds(context, factsOf(event, context)),
       transitionEdgeChanged: ({ context }) => {
         const truths = transitionTruths(context);
         return truths.some((truth, index) => truth !== (context.transitionsHeld[index] ?? false));
@@ -123,12 +127,20 @@ export function createFunctionMachine(env: MachineEnv) {
       absorbSignal: assign(({ context, event }) => {
         if (event.type !== 'fn.signal') return {};
         const { type, payload } = event.signal;
-        let kv = recordSignal(context.kv, type, payload);
+        const step = approvalStep(
+          context.name,
+          context.kv,
+          context.version,
+          event.signal,
+          event.at,
+        );
+        let kv = recordSignal(step.kv, type, payload);
         if (isTerminatingSignal(type)) kv = { ...kv, [SIGNAL_TYPE_KEY]: type };
         const evidenceObserved = evidenceFor(context, 'signal');
         if (isPausingSignal(type)) evidenceObserved.paused = true;
         return {
           kv,
+          version: step.version,
           evidenceObserved,
           toolsObserved: withTool(context.toolsObserved, 'signal'),
           facts: event.facts,
@@ -152,6 +164,7 @@ export function createFunctionMachine(env: MachineEnv) {
         if (event.type !== 'fn.tool') return {};
         return {
           toolsObserved: withTool(context.toolsObserved, event.tool),
+          version: context.version + 1,
           evidenceObserved: evidenceFor(context, event.tool),
           facts: event.facts,
           updatedAt: event.at,
@@ -166,6 +179,7 @@ export function createFunctionMachine(env: MachineEnv) {
         event.type === 'fn.kv_set'
           ? {
               kv: { ...context.kv, [event.key]: event.value },
+              version: context.version + 1,
               facts: event.facts,
               updatedAt: event.at,
             }
@@ -244,6 +258,7 @@ export function createFunctionMachine(env: MachineEnv) {
       continuations: 0,
       cooldownUntilTurn: -1,
       transitionsHeld: [],
+      version: 0,
     }),
     // Edge-triggered transitions: after every event (and at activation), each `when` that
     // turned true fires once; the new truths are remembered so it fires again only after

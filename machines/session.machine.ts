@@ -1,5 +1,6 @@
 import { enqueueActions, setup } from 'xstate';
 import { functionChildId } from '../src/base/actor-ids.js';
+import { namedRequestId, requestTouchedBy } from '../src/function/approval-step.js';
 import { artifactStoreLogic } from '../src/session/artifact-store.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
@@ -10,9 +11,11 @@ import {
   skillOffered,
 } from '../src/session/runtime-rules.js';
 import type { MainAgentDecision } from '../src/session/runtime-types.js';
+import { functionOfRequestId } from '../src/signal/approval-requests.js';
 import { isPausingSignal } from '../src/signal/catalogue.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
 import type { SignalArgs } from '../src/signal/schema.js';
+import { childSnapshot } from '../src/system/child-snapshot.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
 import { withFastContext } from './fast-context.js';
 import { createFunctionMachine, type FunctionMachine } from './function.machine.js';
@@ -51,9 +54,22 @@ export interface SessionMachineFactories {
 export type SessionMachineEnv = MachineEnv & { readonly factories?: SessionMachineFactories };
 
 /**
+ * The live functions a signal reaches: every one, except for an answer or a rejection that
+ * names a request (`payload.requestId`, SPEC §9), which reaches only the request's function.
+ */
+function signalAddressees(live: readonly string[], signal: SignalArgs): string[] {
+  const named = namedRequestId(signal);
+  if (named === undefined) return [...live];
+  const owner = functionOfRequestId(named);
+  return live.filter((name) => name === owner);
+}
+
+/**
  * How a session takes an agent's signal (`session.signal`, in every phase): each live
- * function is told (`fn.signal`, with the facts as of now) and decides for itself (a
- * pausing one gates it, machines/function.machine.ts); the host gets the receipt. In
+ * function it reaches ({@link signalAddressees}) is told (`fn.signal`, with the facts as of
+ * now) and decides for itself (a pausing one gates it and opens a request,
+ * machines/function.machine.ts); the host gets the receipt, which names the requests the
+ * functions will open or resolve (decided by the same pure rule they use). In
  * `running`, a pausing signal that no function takes makes the session wait for the user.
  * Here rather than with the other actions (session.actions.ts) so that the path of a
  * signal reads in this one file.
@@ -62,20 +78,25 @@ const signalActions = {
   routeSignal: sessionAction(
     ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
       const facts = factsNow(context, self);
-      for (const name of context.liveFunctions)
+      const recordedOn = signalAddressees(context.liveFunctions, signal);
+      const requests: string[] = [];
+      for (const name of recordedOn) {
+        const fn = childSnapshot<FunctionMachine>(self, functionChildId(name))?.context;
+        const request = fn && requestTouchedBy(name, fn.kv, fn.version, signal);
+        if (request !== undefined) requests.push(request);
         enqueue.sendTo(functionChildId(name), {
           type: 'fn.signal',
           signal,
           facts,
           at,
         });
-      const recordedOn = [...context.liveFunctions];
+      }
       enqueue.assign({ updatedAt: at });
       enqueue(
         emitToHost({
           type: 'signal',
           sessionId: context.sessionId,
-          receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload),
+          receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload, requests),
           payload: signal.payload ?? {},
           recordedOn,
         }),

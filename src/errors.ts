@@ -19,6 +19,10 @@ export const ERROR_CODES = {
   function_not_active: 'addressing a function that is not live in the session',
   gate_closed: 'resuming a function whose gate does not hold',
   function_not_gated: 'resuming a function that is not gated',
+  stale_answer:
+    'an answer or rejection naming an approval request that is unknown or already resolved',
+  stale_approval:
+    'an answer whose seenVersion is older than the version of the function it would approve',
   unknown_session: 'a session id that is not live',
   duplicate_session: 'opening a session with an id that is already live',
   malformed_loop_text: 'a `|loop|` call whose parameters cannot be parsed',

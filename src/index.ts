@@ -115,6 +115,7 @@ export {
   type WaitingReason,
   type WaitingReasonKind,
 } from './session/runtime-types.js';
+export type { ApprovalRequest, ApprovalStatus } from './signal/approval-requests.js';
 export {
   highestPriorityPausing,
   isSignalType,

@@ -381,6 +381,8 @@ describe('rolebox send', () => {
     deactivate: ['approval'],
     signal: ['{"type":"answer"}'],
     tool: ['|signal:answer|'],
+    approve: ['deploy:r1', '{"by":"ana","seenVersion":2}'],
+    reject: ['deploy:r1', '{"reason":"no rollback plan"}'],
     startLoop: ['|loop:2| summarise', '{"agent":"a"}'],
     stopLoop: ['{"now":true}'],
     observeTool: ['grep'],

@@ -59,6 +59,8 @@ const SESSION_ARGS = {
   deactivate: ['approval'],
   signal: [{ type: 'answer', payload: { ok: true } }],
   tool: ['|write_file| notes.md'],
+  approve: ['approval:r1', { by: 'ana', note: 'ok', seenVersion: 1 }],
+  reject: ['approval:r1', { by: 'ana', reason: 'not yet' }],
   startLoop: ['|loop:2| draft the notes', { agent: 'writer' }],
   stopLoop: [{ now: true }],
   observeTool: ['write_file'],

@@ -153,13 +153,17 @@ describe('gates', () => {
     expect(phaseOf(session, 'confirm')).toBe('active');
   });
 
-  it('a gate that already holds reopens at the next event after a pausing signal (a level condition)', async () => {
+  // Was a level condition (the gate reopened at the next event: issue 25's hole); an answer
+  // now approves only the requests made before it (SPEC §9).
+  it('an answer before a pausing signal does not reopen the gate; the next answer does', async () => {
     const { session } = await startWith([{ name: 'approval', gate: 'signal_observed(answer)' }]);
     session.activate('approval');
     session.signal({ type: 'answer' });
     session.signal({ type: 'need_approval' });
     expect(phaseOf(session, 'approval')).toBe('gated');
     session.signal({ type: 'progress' });
+    expect(phaseOf(session, 'approval')).toBe('gated');
+    session.signal({ type: 'answer' });
     expect(phaseOf(session, 'approval')).toBe('active');
   });
 

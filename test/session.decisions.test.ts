@@ -34,6 +34,7 @@ function fnContext(name: string, updatedAt = 5): FunctionContext {
     continuations: 0,
     cooldownUntilTurn: 0,
     transitionsHeld: [],
+    version: 0,
   };
 }
 

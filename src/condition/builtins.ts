@@ -1,5 +1,6 @@
 import { ARTIFACT_NAME_PATTERN, ARTIFACT_NAME_RULE } from '../base/input-limits.js';
 import { ownValue } from '../base/own-keys.js';
+import { answerHolds } from '../signal/approval-requests.js';
 import { isSignalType, SIGNAL_TYPES } from '../signal/catalogue.js';
 import { hasSignal } from '../signal/ledger.js';
 import type { NamedCondition } from './types.js';
@@ -7,11 +8,17 @@ import type { NamedCondition } from './types.js';
 /** The built-in named conditions of SPEC §2.2. */
 export const BUILTIN_CONDITIONS: Readonly<Record<string, NamedCondition>> = {
   signal_observed: {
-    description: 'the ledger holds the signal type',
+    description:
+      'the ledger holds the signal type; for answer in a gate, once a request was opened: every request is answered (SPEC §9)',
     argument: 'required',
     validateArg: (arg) =>
       isSignalType(arg) ? undefined : `expected a signal type (${SIGNAL_TYPES.join(', ')})`,
-    evaluate: (arg, env) => hasSignal(env.kv, arg as string),
+    // In a gate, an answer approves the requests made before it, never one made after
+    // (SPEC §9); everywhere else, and for every other type, the seeds' level semantics.
+    evaluate: (arg, env) =>
+      arg === 'answer' && env.deciding === 'gate'
+        ? answerHolds(env.kv)
+        : hasSignal(env.kv, arg as string),
   },
   artifact_exists: {
     description: 'the session has an artifact with this name',

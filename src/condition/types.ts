@@ -35,6 +35,11 @@ export interface ConditionEnv {
   readonly activatedAtTurn: number;
   /** True when the user sent a message since the last idle. */
   readonly userMessageInTurn: boolean;
+  /**
+   * True while a function's gate is decided: there `signal_observed(answer)` follows the
+   * approval requests (SPEC §9) instead of the ledger's level semantics. Absent: false.
+   */
+  readonly deciding?: 'gate';
 }
 
 /** How a named condition treats its argument. */

@@ -12,7 +12,10 @@ export type FunctionPhase = (typeof FUNCTION_PHASES)[number];
 export interface FunctionContext {
   readonly sessionId: string;
   readonly name: string;
-  /** Key-value store; the signal ledger lives at `__signals_observed`. */
+  /**
+   * Key-value store; the signal ledger lives at `__signals_observed`, the approval requests
+   * at `__approval_requests` (src/signal/approval-requests.ts).
+   */
   readonly kv: Readonly<Record<string, unknown>>;
   readonly evidenceObserved: Readonly<Record<string, boolean>>;
   /** Tool names reported since activation, first report first. */
@@ -28,6 +31,12 @@ export interface FunctionContext {
   readonly cooldownUntilTurn: number;
   /** The truth of each transition's `when` after the last event (for edge triggering). */
   readonly transitionsHeld: readonly boolean[];
+  /**
+   * What changed the function, counted: every signal but an answer or a rejection, every tool
+   * observed, every kv value set (SPEC §9). A request records it when it opens; an answer
+   * that saw an older one is refused (`stale_approval`).
+   */
+  readonly version: number;
 }
 
 /** What a session passes when it spawns a function. */

@@ -1,4 +1,7 @@
 import { ownValue } from '../base/own-keys.js';
+import { REQUESTS_KEY } from '../signal/approval-requests.js';
+import { PAUSING_PRIORITY } from '../signal/catalogue.js';
+import { readLedgerRecord } from '../signal/ledger.js';
 
 /**
  * Brings a stored snapshot written by machine version `from` up to `from + 1`. Snapshots are
@@ -118,6 +121,78 @@ function systemWithShards(snapshot: Json): Json {
 }
 
 /**
+ * A version-1 function context in version 2's shape: each pausing signal its ledger holds
+ * (in priority order) becomes a request, open while the function is `gated` (fail closed:
+ * the old level gate would have let a stale answer through) and answered otherwise (the
+ * function was let through already). The old record did not count changes, so the version
+ * starts at the number of requests, each request carrying its place in that count. A context
+ * already migrated (it has a version) is returned as is.
+ */
+function functionContextWithRequests(context: Json, gated: boolean): Json {
+  if (typeof context.version === 'number') return context;
+  const kv = (typeof context.kv === 'object' && context.kv !== null ? context.kv : {}) as Json;
+  const ledger = readLedgerRecord(kv);
+  const name = String(context.name);
+  const at = typeof context.updatedAt === 'number' ? context.updatedAt : 0;
+  const requests = PAUSING_PRIORITY.filter((type) => Object.hasOwn(ledger, type)).map(
+    (type, index) => ({
+      id: `${name}:r${index + 1}`,
+      function: name,
+      type,
+      payload: ledger[type] ?? null,
+      openedAt: at,
+      version: index + 1,
+      ...(gated ? { status: 'open' } : { status: 'answered', answeredAt: at }),
+    }),
+  );
+  return {
+    ...context,
+    kv: requests.length === 0 ? kv : { ...kv, [REQUESTS_KEY]: requests },
+    version: requests.length,
+  };
+}
+
+/**
+ * Function machine 1 → 2: approval requests (SPEC §9). Function records live inside their
+ * session's record: each function child's context and each retired function's is brought up
+ * by {@link functionContextWithRequests}. A record with neither is returned as is.
+ */
+function sessionWithFunctionRequests(snapshot: Json): Json {
+  const children = snapshot.children as Record<string, Json> | undefined;
+  const migratedChildren: Record<string, Json> = {};
+  for (const [id, child] of Object.entries(children ?? {})) {
+    const inner = child?.snapshot as Json | undefined;
+    const context = inner?.context as Json | undefined;
+    migratedChildren[id] =
+      child?.src === 'function' && inner && context && typeof context === 'object'
+        ? {
+            ...child,
+            snapshot: {
+              ...inner,
+              context: functionContextWithRequests(context, inner.value === 'gated'),
+            },
+          }
+        : child;
+  }
+  const context = snapshot.context as Json | undefined;
+  const retired = context?.retiredFunctions as Record<string, Json> | undefined;
+  const migratedRetired: Record<string, Json> = {};
+  for (const [name, entry] of Object.entries(retired ?? {}))
+    migratedRetired[name] =
+      entry && typeof entry.context === 'object' && entry.context !== null
+        ? {
+            ...entry,
+            context: functionContextWithRequests(entry.context as Json, entry.phase === 'gated'),
+          }
+        : entry;
+  return {
+    ...snapshot,
+    ...(children ? { children: migratedChildren } : {}),
+    ...(retired && context ? { context: { ...context, retiredFunctions: migratedRetired } } : {}),
+  };
+}
+
+/**
  * The migrations rolebox itself ships, by machine and by the version they start from. A
  * record older than the code is brought up by them before any check; a version with no
  * migration here (or registered by the host) is refused.
@@ -134,7 +209,7 @@ export const MACHINE_MIGRATIONS: {
     3: sessionWithEffectNonce,
     4: sessionWithWaitDeadline,
   },
-  function: {},
+  function: { 1: sessionWithFunctionRequests },
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };
 

@@ -1,3 +1,4 @@
+import { FUNCTION_MACHINE_VERSION } from '../../machines/function.machine.js';
 import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
 import { RoleboxError } from '../errors.js';
 import { DEFAULT_SHARDS, shardIndexOf } from '../system/shards.js';
@@ -54,7 +55,7 @@ export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): Rec
 /**
  * A run recorded on an older session machine, its sessions in today's shape: each session
  * subtree of every recorded system snapshot (the initial one and each entry's `after`) is
- * brought up by the session migrations stored records go through (`MACHINE_MIGRATIONS`),
+ * brought up by the session and function migrations stored records go through (`MACHINE_MIGRATIONS`),
  * e.g. version 1's child ids `fn:<sessionId>:<name>` and `loop:<loopId>` become `fn:<name>`
  * and `loop`. The events are unchanged: they name their targets by systemId, which did not
  * change. Sessions are found under the root or its shards, so it runs before or after
@@ -62,16 +63,26 @@ export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): Rec
  */
 export function upgradeRecordedSessions(run: RecordedRun): RecordedRun {
   const from = run.machineVersions.session;
-  if (from >= SESSION_MACHINE_VERSION) return run;
-  const migrateSession = (session: Json): Json =>
-    migrateMachineSnapshot('session', session, from, SESSION_MACHINE_VERSION) ??
-    (() => {
-      throw new RoleboxError(
-        'invalid_argument',
-        `the recorded run's session machine version ${from} is older than ${SESSION_MACHINE_VERSION} and no migration brings it up`,
-        { from, current: SESSION_MACHINE_VERSION },
-      );
-    })();
+  const fromFunction = run.machineVersions.function;
+  if (from >= SESSION_MACHINE_VERSION && fromFunction >= FUNCTION_MACHINE_VERSION) return run;
+  const refuse = (machine: string, version: number, current: number): never => {
+    throw new RoleboxError(
+      'invalid_argument',
+      `the recorded run's ${machine} machine version ${version} is older than ${current} and no migration brings it up`,
+      { from: version, current },
+    );
+  };
+  // Functions live inside their session's record: their migrations run on it, after the
+  // session's own (as a stored record's do, src/persistence/envelope.ts).
+  const migrateSession = (session: Json): Json => {
+    const migrated =
+      migrateMachineSnapshot('session', session, from, SESSION_MACHINE_VERSION) ??
+      refuse('session', from, SESSION_MACHINE_VERSION);
+    return (
+      migrateMachineSnapshot('function', migrated, fromFunction, FUNCTION_MACHINE_VERSION) ??
+      refuse('function', fromFunction, FUNCTION_MACHINE_VERSION)
+    );
+  };
   const upgrade = (node: unknown): unknown => {
     if (typeof node !== 'object' || node === null) return node;
     const tree = node as Json & { children?: Record<string, Json> };
@@ -89,7 +100,11 @@ export function upgradeRecordedSessions(run: RecordedRun): RecordedRun {
   };
   return {
     ...run,
-    machineVersions: { ...run.machineVersions, session: SESSION_MACHINE_VERSION },
+    machineVersions: {
+      ...run.machineVersions,
+      session: SESSION_MACHINE_VERSION,
+      function: FUNCTION_MACHINE_VERSION,
+    },
     initial: upgrade(run.initial),
     journal: run.journal.map((entry) => ({ ...entry, after: upgrade(entry.after) })),
   };

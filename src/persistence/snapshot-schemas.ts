@@ -11,6 +11,8 @@ import {
   skillIndexEntrySchema,
 } from '../session/runtime-event-schema.js';
 import { ACCEPTANCE_MODES, PENDING_EFFECT_STATUSES } from '../session/runtime-types.js';
+import { APPROVAL_STATUSES, REQUESTS_KEY } from '../signal/approval-requests.js';
+import { PAUSING_PRIORITY } from '../signal/catalogue.js';
 
 // The zod shapes of what a stored session record holds, field by field, so that a record is
 // checked whole before XState sees it (SPEC §6). They accept unknown extra fields (harmless,
@@ -40,11 +42,37 @@ const sessionFactsSchema = z.object({
   artifacts: z.array(text),
 });
 
+/** One approval request in a function's ledger (ApprovalRequest, SPEC §9). */
+const approvalRequestSchema = z.object({
+  id: nonEmpty,
+  function: nonEmpty,
+  type: z.enum(PAUSING_PRIORITY),
+  payload: z.unknown(),
+  openedAt: time,
+  version: count,
+  status: z.enum(APPROVAL_STATUSES),
+  answeredAt: time.optional(),
+  answeredBy: text.optional(),
+  note: text.optional(),
+  seenVersion: count.optional(),
+});
+const approvalRequestsSchema = z.array(approvalRequestSchema);
+
+/**
+ * A function's kv: any JSON object, whose approval requests, when it has any, are well
+ * formed (gates are decided over them: a tampered list must not restore).
+ */
+const functionKvSchema = json.refine(
+  (kv) =>
+    !Object.hasOwn(kv, REQUESTS_KEY) || approvalRequestsSchema.safeParse(kv[REQUESTS_KEY]).success,
+  { message: `${REQUESTS_KEY} must be a list of approval requests` },
+);
+
 /** A function actor's context (FunctionContext). */
 export const functionContextSchema = z.object({
   sessionId: nonEmpty,
   name: nonEmpty,
-  kv: json,
+  kv: functionKvSchema,
   evidenceObserved: z.record(z.string(), z.boolean()),
   toolsObserved: z.array(text),
   activatedAtTurn: count,
@@ -54,6 +82,7 @@ export const functionContextSchema = z.object({
   continuations: count,
   cooldownUntilTurn: z.number().int(),
   transitionsHeld: z.array(z.boolean()),
+  version: count,
 });
 
 /** One round of a loop (RoundRecord). */

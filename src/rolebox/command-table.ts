@@ -115,7 +115,13 @@ export const SESSION_COMMAND_ROWS = {
     kind: 'command',
     parameters: ['args'],
     arguments: z.tuple([signalArgsSchema]),
-    throws: ['unknown_signal_type', 'invalid_signal_payload', 'invalid_argument'],
+    throws: [
+      'unknown_signal_type',
+      'invalid_signal_payload',
+      'invalid_argument',
+      'stale_answer',
+      'stale_approval',
+    ],
     restate: 'signal',
     agentTool: 'signal',
   },
@@ -129,10 +135,39 @@ export const SESSION_COMMAND_ROWS = {
       'unknown_signal_type',
       'invalid_signal_payload',
       'invalid_argument',
+      'stale_answer',
+      'stale_approval',
       'malformed_loop_text',
       'no_dispatcher',
     ],
     restate: 'tool',
+  },
+  // Host only (no agent tool): an agent must not approve its own requests through them.
+  approve: {
+    kind: 'command',
+    parameters: ['requestId', 'options'],
+    arguments: z.tuple([
+      z.string(),
+      z
+        .strictObject({
+          by: z.string().optional(),
+          note: z.string().optional(),
+          seenVersion: z.number().int().min(0).optional(),
+        })
+        .optional(),
+    ]),
+    throws: ['stale_answer', 'stale_approval', 'invalid_argument'],
+    restate: 'approve',
+  },
+  reject: {
+    kind: 'command',
+    parameters: ['requestId', 'options'],
+    arguments: z.tuple([
+      z.string(),
+      z.strictObject({ by: z.string().optional(), reason: z.string().min(1) }),
+    ]),
+    throws: ['stale_answer', 'invalid_argument'],
+    restate: 'reject',
   },
   startLoop: {
     kind: 'command',

@@ -3,6 +3,7 @@ import { parseToolCallText } from '../base/tool-call.js';
 import { formatCondition } from '../condition/parse.js';
 import type { ConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import { answerProblem } from '../function/approval-check.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import { expandStopLoopCommand } from '../loop/cancellation.js';
 import { promptFingerprint } from '../loop/fingerprint.js';
@@ -363,9 +364,65 @@ export class SessionHandle {
   }
 
   #signal(signal: SignalArgs): SignalReceipt {
-    this.#context();
+    const problem = answerProblem(signal, this.#liveFunctionContexts());
+    if (problem) throw problem;
     const events = this.#deliver({ type: 'session.signal', signal, at: this.#host.now() });
     return this.#expect(events, 'signal').receipt;
+  }
+
+  /**
+   * Approves an approval request (SPEC §9): an `answer` signal naming it, delivered to its
+   * function only. With `seenVersion` (the function's `version` the reviewer saw, in
+   * `view().functions`), it is refused when the function changed since.
+   * Returns: the answer's receipt (`requests` names the request).
+   * Throws: `stale_answer` for a request that is unknown or already resolved;
+   * `stale_approval` when the function changed since `seenVersion` (the request stays open);
+   * `invalid_argument` for a bad option. None of them changes anything.
+   */
+  approve(
+    requestId: string,
+    options: { readonly by?: string; readonly note?: string; readonly seenVersion?: number } = {},
+  ): SignalReceipt {
+    const { by, note, seenVersion } = approvalOptions(requestId, options, [
+      'by',
+      'note',
+      'seenVersion',
+    ]);
+    if (
+      seenVersion !== undefined &&
+      (!Number.isInteger(seenVersion) || (seenVersion as number) < 0)
+    )
+      throw new RoleboxError(
+        'invalid_argument',
+        `approve seenVersion must be a whole number, got ${describeValue(seenVersion)}`,
+      );
+    return this.#signal({
+      type: 'answer',
+      payload: { requestId, ...definedOnly({ by, note, seenVersion }) },
+    });
+  }
+
+  /**
+   * Rejects an approval request (SPEC §9): a `revise_needed` signal naming it with the
+   * reason, delivered to its function only. The request is `rejected`; a gate
+   * `signal_observed(answer)` stays closed until a new request is answered.
+   * Returns: the rejection's receipt. Throws: `stale_answer` for a request that is unknown
+   * or already resolved; `invalid_argument` without a reason or for a bad option.
+   */
+  reject(
+    requestId: string,
+    options: { readonly by?: string; readonly reason: string },
+  ): SignalReceipt {
+    const { by, reason } = approvalOptions(requestId, options, ['by', 'reason']);
+    if (typeof reason !== 'string' || reason === '')
+      throw new RoleboxError(
+        'invalid_argument',
+        `reject needs a reason (a non-empty string), got ${describeValue(reason)}`,
+      );
+    return this.#signal({
+      type: 'revise_needed',
+      payload: { requestId, reason, ...definedOnly({ by }) },
+    });
   }
 
   /**
@@ -676,6 +733,14 @@ export class SessionHandle {
     return this.#host.path.requireSession(this.id).context;
   }
 
+  /** The contexts of the session's live functions (what an answer is checked against). */
+  #liveFunctionContexts(): FunctionRead['context'][] {
+    return this.#context().liveFunctions.flatMap((name) => {
+      const live = this.#host.access.readFunction(this.id, name);
+      return live ? [live.context] : [];
+    });
+  }
+
   #isLive(name: string): boolean {
     return this.#context().liveFunctions.includes(name);
   }
@@ -708,6 +773,43 @@ export class SessionHandle {
       throw new Error(`rolebox internal error: session ${this.id} did not answer ${type}`);
     return found as HostEventOf<T>;
   }
+}
+
+/**
+ * The options of `approve` or `reject`, checked: a request id that is a string, an options
+ * object with only the `allowed` names, `by` and `note` strings when given.
+ * Throws: `invalid_argument` naming what is wrong.
+ */
+function approvalOptions(
+  requestId: unknown,
+  options: unknown,
+  allowed: readonly string[],
+): Record<string, unknown> {
+  if (typeof requestId !== 'string' || requestId === '')
+    throw new RoleboxError(
+      'invalid_argument',
+      `a request id is a string like deploy:r1, got ${describeValue(requestId)}`,
+      { requestId },
+    );
+  if (typeof options !== 'object' || options === null || Array.isArray(options))
+    throw new RoleboxError(
+      'invalid_argument',
+      `options must be an object, got ${describeValue(options)}`,
+    );
+  checkOptionNames(options as Record<string, unknown>, allowed, 'approval options');
+  const read = options as Record<string, unknown>;
+  for (const key of ['by', 'note'])
+    if (read[key] !== undefined && typeof read[key] !== 'string')
+      throw new RoleboxError(
+        'invalid_argument',
+        `approval option ${key} must be a string, got ${describeValue(read[key])}`,
+      );
+  return read;
+}
+
+/** `values` without its undefined entries. */
+function definedOnly(values: Record<string, unknown>): Record<string, unknown> {
+  return Object.fromEntries(Object.entries(values).filter(([, value]) => value !== undefined));
 }
 
 /** Clones a value through JSON. Throws: `invalid_argument` when it is not JSON. */

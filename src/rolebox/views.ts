@@ -11,6 +11,7 @@ import type {
   RuntimePhase,
   WaitingReason,
 } from '../session/runtime-types.js';
+import { type ApprovalRequest, readRequests } from '../signal/approval-requests.js';
 import { readLedgerRecord, SIGNAL_TYPE_KEY } from '../signal/ledger.js';
 
 /** The evidence tag a pausing signal sets (SPEC §1). */
@@ -37,6 +38,13 @@ export interface FunctionView {
   readonly kv: Readonly<Record<string, unknown>>;
   readonly continuations: number;
   readonly activatedAtTurn: number;
+  /**
+   * What changed the function, counted (signals but answers and rejections, tools observed,
+   * kv values set): pass it as `approve(id, { seenVersion })` to approve what you saw.
+   */
+  readonly version: number;
+  /** Its approval requests, oldest first, open and resolved (SPEC §9). */
+  readonly requests: readonly ApprovalRequest[];
   /** The gate and continue_until as text, when defined. */
   readonly gate?: string;
   readonly continueUntil?: string;
@@ -95,6 +103,8 @@ export function functionView(
     kv: hostKv(context.kv),
     continuations: context.continuations,
     activatedAtTurn: context.activatedAtTurn,
+    version: context.version,
+    requests: readRequests(context.kv),
     ...(definition?.gate ? { gate: formatCondition(definition.gate) } : {}),
     ...(definition?.continueUntil
       ? { continueUntil: formatCondition(definition.continueUntil) }

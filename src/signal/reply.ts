@@ -11,6 +11,11 @@ export interface SignalReceipt {
   readonly recordedOn: number;
   /** The tool's reply text, exactly as the agent sees it. */
   readonly text: string;
+  /**
+   * The approval requests the signal opened (a pausing one) or resolved (an answer, a
+   * rejection), one per function, as `<function>:r<n>` (SPEC §9); absent when none.
+   */
+  readonly requests?: readonly string[];
 }
 
 /** The handoff target named by a payload: `target`, else `subagent`, else `(unspecified)`. */
@@ -48,16 +53,18 @@ export function formatSignalReply(
   return `signal: ${type} acknowledged | recorded on ${recordedOn} function(s) | → ${signalEffectText(type, payload)}`;
 }
 
-/** Builds the full receipt for a delivered signal. */
+/** Builds the full receipt for a delivered signal, naming the requests it opened or resolved. */
 export function makeSignalReceipt(
   type: SignalType,
   recordedOn: number,
   payload?: SignalPayload,
+  requests: readonly string[] = [],
 ): SignalReceipt {
   return {
     type,
     category: SIGNAL_CATEGORY_OF[type],
     recordedOn,
     text: formatSignalReply(type, recordedOn, payload),
+    ...(requests.length > 0 ? { requests: [...requests] } : {}),
   };
 }

@@ -1,0 +1,126 @@
+import {
+  type ApprovalResolution,
+  nextRequestId,
+  oldestOpenRequest,
+  openRequest,
+  openRequestById,
+  resolveRequest,
+} from '../signal/approval-requests.js';
+import { isPausingSignal } from '../signal/catalogue.js';
+import type { FunctionKv } from '../signal/ledger.js';
+import type { SignalArgs } from '../signal/schema.js';
+
+/** What a signal does to a function's approval requests and version (SPEC §9). */
+export interface ApprovalStep {
+  readonly kv: FunctionKv;
+  readonly version: number;
+}
+
+/**
+ * The request a signal names as the one it answers or rejects (`payload.requestId`), for an
+ * `answer` or a `revise_needed` (a rejection); undefined for any other signal.
+ */
+export function namedRequestId(signal: SignalArgs): string | undefined {
+  if (signal.type !== 'answer' && signal.type !== 'revise_needed') return undefined;
+  const id = signal.payload?.requestId;
+  return typeof id === 'string' ? id : undefined;
+}
+
+/** `payload.seenVersion` when it is a whole number, else undefined. */
+export function seenVersionOf(signal: SignalArgs): number | undefined {
+  const seen = signal.payload?.seenVersion;
+  return typeof seen === 'number' && Number.isInteger(seen) && seen >= 0 ? seen : undefined;
+}
+
+/** A payload's text field `key`, when it is a string. */
+function textOf(signal: SignalArgs, key: string): string | undefined {
+  const value = signal.payload?.[key];
+  return typeof value === 'string' ? value : undefined;
+}
+
+/** How an answer or a rejection resolves a request, from its payload. */
+function resolutionOf(signal: SignalArgs, at: number): ApprovalResolution {
+  const rejection = signal.type === 'revise_needed';
+  const by = textOf(signal, 'by');
+  const note = textOf(signal, rejection ? 'reason' : 'note');
+  const seenVersion = seenVersionOf(signal);
+  return {
+    status: rejection ? 'rejected' : 'answered',
+    at,
+    ...(by === undefined ? {} : { by }),
+    ...(note === undefined ? {} : { note }),
+    ...(seenVersion === undefined ? {} : { seenVersion }),
+  };
+}
+
+/**
+ * The request of this function a signal resolves (exported for the receipt, which names it): the open one it names, else (an unnamed
+ * `answer`) the oldest open one; none when the answer says it saw an older version than the
+ * function's (fail closed: `stale_approval`) or the signal resolves nothing.
+ */
+export function requestResolvedBy(
+  kv: FunctionKv,
+  version: number,
+  signal: SignalArgs,
+): string | undefined {
+  // Only an approval can be stale: a rejection is always let through (fail closed).
+  const seen = signal.type === 'answer' ? seenVersionOf(signal) : undefined;
+  if (seen !== undefined && seen < version) return undefined;
+  const named = namedRequestId(signal);
+  if (named !== undefined) return openRequestById(kv, named)?.id;
+  return signal.type === 'answer' ? oldestOpenRequest(kv)?.id : undefined;
+}
+
+/**
+ * A signal's step on a function's requests and version. A pausing signal is a change (the
+ * version counts it) and opens a request carrying the new version. An answer, or a
+ * rejection naming a request, resolves the request it reaches and is not a change: it is the
+ * reviewer's act, not the agent's, so answering one request does not make the next stale.
+ * Any other signal is a change.
+ *
+ * Use when: a function records a signal (machines/function.machine.ts).
+ */
+export function approvalStep(
+  name: string,
+  kv: FunctionKv,
+  version: number,
+  signal: SignalArgs,
+  at: number,
+): ApprovalStep {
+  if (isPausingSignal(signal.type)) {
+    const opened = version + 1;
+    const payload = signal.payload ?? null;
+    return {
+      kv: openRequest(kv, {
+        function: name,
+        type: signal.type,
+        payload,
+        openedAt: at,
+        version: opened,
+      }),
+      version: opened,
+    };
+  }
+  const isAnswer = signal.type === 'answer' || namedRequestId(signal) !== undefined;
+  if (!isAnswer) return { kv, version: version + 1 };
+  const resolved = requestResolvedBy(kv, version, signal);
+  return {
+    kv: resolved === undefined ? kv : resolveRequest(kv, resolved, resolutionOf(signal, at)),
+    version,
+  };
+}
+
+/**
+ * The request a signal opens (a pausing one) or resolves in a function, as the receipt names
+ * it; undefined when it does neither. Decided exactly as {@link approvalStep} will.
+ */
+export function requestTouchedBy(
+  name: string,
+  kv: FunctionKv,
+  version: number,
+  signal: SignalArgs,
+): string | undefined {
+  if (isPausingSignal(signal.type)) return nextRequestId(kv, name);
+  if (signal.type !== 'answer' && namedRequestId(signal) === undefined) return undefined;
+  return requestResolvedBy(kv, version, signal);
+}

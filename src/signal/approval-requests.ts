@@ -1,0 +1,134 @@
+import { type FunctionKv, hasSignal } from './ledger.js';
+
+/** Where a function's approval requests live in its kv, beside the signal ledger (SPEC §9). */
+export const REQUESTS_KEY = '__approval_requests';
+
+/**
+ * How a request stands: `open` until an answer approves it (`answered`) or a rejection
+ * refuses it (`rejected`); `expired` is for deadlines (not built yet: no request expires).
+ */
+export type ApprovalStatus = 'open' | 'answered' | 'rejected' | 'expired';
+
+/** Every {@link ApprovalStatus}, in the order a request may take them. */
+export const APPROVAL_STATUSES = [
+  'open',
+  'answered',
+  'rejected',
+  'expired',
+] as const satisfies readonly ApprovalStatus[];
+
+/**
+ * One approval request: what a pausing signal opened in a function's ledger, and how it
+ * ended. Plain JSON. The `answered…` fields are set once, when the request is resolved.
+ */
+export interface ApprovalRequest {
+  /** `<function>:r<n>`, n counting the function's requests from 1. */
+  readonly id: string;
+  /** The function whose ledger holds it. */
+  readonly function: string;
+  /** The pausing signal that opened it (`need_approval`, `blocked`, `need_clarification`). */
+  readonly type: string;
+  /** That signal's payload (null when it had none). */
+  readonly payload: unknown;
+  readonly openedAt: number;
+  /** The function's version when it opened: what a reviewer approving it saw. */
+  readonly version: number;
+  readonly status: ApprovalStatus;
+  readonly answeredAt?: number;
+  /** Who answered or rejected it, when the answer said (`payload.by`). */
+  readonly answeredBy?: string;
+  /** The answer's note, or the rejection's reason. */
+  readonly note?: string;
+  /** The version the answer said its author saw (`payload.seenVersion`). */
+  readonly seenVersion?: number;
+}
+
+/** How an answer or a rejection resolves a request. */
+export interface ApprovalResolution {
+  readonly status: 'answered' | 'rejected';
+  readonly at: number;
+  readonly by?: string;
+  readonly note?: string;
+  readonly seenVersion?: number;
+}
+
+/** The requests of a function's kv, oldest first (an empty list when it has none). */
+export function readRequests(kv: FunctionKv): readonly ApprovalRequest[] {
+  const raw = kv[REQUESTS_KEY];
+  return Array.isArray(raw) ? (raw as ApprovalRequest[]) : [];
+}
+
+/** The id the next request of function `name` gets. */
+export function nextRequestId(kv: FunctionKv, name: string): string {
+  return `${name}:r${readRequests(kv).length + 1}`;
+}
+
+/** The function a request id names (the part before its last `:r`), else undefined. */
+export function functionOfRequestId(id: string): string | undefined {
+  const match = /^(.+):r[1-9]\d*$/.exec(id);
+  return match?.[1];
+}
+
+/** Opens a request. Returns a new kv; `kv` is not changed. */
+export function openRequest(
+  kv: FunctionKv,
+  opening: Pick<ApprovalRequest, 'function' | 'type' | 'payload' | 'openedAt' | 'version'>,
+): FunctionKv {
+  const request: ApprovalRequest = {
+    id: nextRequestId(kv, opening.function),
+    ...opening,
+    status: 'open',
+  };
+  return { ...kv, [REQUESTS_KEY]: [...readRequests(kv), request] };
+}
+
+/** The request `id` when it is open, else undefined. */
+export function openRequestById(kv: FunctionKv, id: string): ApprovalRequest | undefined {
+  return readRequests(kv).find((request) => request.id === id && request.status === 'open');
+}
+
+/** The oldest open request, else undefined. */
+export function oldestOpenRequest(kv: FunctionKv): ApprovalRequest | undefined {
+  return readRequests(kv).find((request) => request.status === 'open');
+}
+
+/**
+ * Resolves the open request `id`. Returns a new kv; `kv` is returned as is when `id` is not
+ * open (a resolved request never changes again).
+ */
+export function resolveRequest(
+  kv: FunctionKv,
+  id: string,
+  resolution: ApprovalResolution,
+): FunctionKv {
+  if (!openRequestById(kv, id)) return kv;
+  const requests = readRequests(kv).map(
+    (request): ApprovalRequest =>
+      request.id === id
+        ? {
+            ...request,
+            status: resolution.status,
+            answeredAt: resolution.at,
+            ...(resolution.by === undefined ? {} : { answeredBy: resolution.by }),
+            ...(resolution.note === undefined ? {} : { note: resolution.note }),
+            ...(resolution.seenVersion === undefined
+              ? {}
+              : { seenVersion: resolution.seenVersion }),
+          }
+        : request,
+  );
+  return { ...kv, [REQUESTS_KEY]: requests };
+}
+
+/**
+ * Whether `signal_observed(answer)` holds (SPEC §9). Before any request, the seeds' level
+ * semantics: the ledger holds an answer. Once a request was opened, only while none is open
+ * and the last one was answered: an answer approves the requests made before it and never
+ * one made after it, and a rejected request stays unapproved until a new one is answered.
+ */
+export function answerHolds(kv: FunctionKv): boolean {
+  const requests = readRequests(kv);
+  const last = requests.at(-1);
+  if (last === undefined) return hasSignal(kv, 'answer');
+  return last.status === 'answered' && requests.every((request) => request.status !== 'open');
+}
