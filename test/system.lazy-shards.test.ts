@@ -117,6 +117,39 @@ describe('shards are spawned with their first session and stopped with their las
   });
 });
 
+describe('a store written by system machine 2 (every shard spawned at start)', () => {
+  it('restores: the loop registry and a paused session come back, its shard with it', async () => {
+    const { rb, store } = await boot();
+    const session = await rb.openSession({ id: 'paused' });
+    session.activate('approval');
+    session.signal({ type: 'need_approval', payload: { reason: 'refund' } });
+    session.setSlot('k', 'v');
+    await rb.flush();
+    await rb.stop();
+    // The records as the previous code wrote them: the same shapes, system version 2.
+    for (const [id, text] of store.records) {
+      const record = JSON.parse(text) as { machineVersions: { system: number } };
+      expect(record.machineVersions.system).toBe(3);
+      record.machineVersions.system = 2;
+      store.records.set(id, JSON.stringify(record));
+    }
+    const clock = new SimulatedClock(0);
+    const next = createRolebox({
+      store,
+      clock,
+      functions: [approval],
+      idleMs: Number.POSITIVE_INFINITY,
+    });
+    expect((await next.start()).failed).toEqual([]);
+    expect(shardsOf(next.system)).toEqual([]);
+    const restored = next.session('paused');
+    expect(restored.view().slots).toEqual({ k: 'v' });
+    expect(restored.view().functions).toMatchObject([{ name: 'approval', phase: 'gated' }]);
+    expect(shardsOf(next.system)).toEqual([shardActorId(shardIndexOf('paused', 256))]);
+    await next.stop();
+  });
+});
+
 describe('inspection leaves shards out', () => {
   it('no shard actor, snapshot or routing leg; a session is the root’s child', async () => {
     type Ref = { readonly id: string; readonly _parent?: Ref };
