@@ -4,7 +4,8 @@
 // Baseline in the same run: the one session's own actor, created from the session machine,
 // started and stopped bare (what XState itself costs for it). The batches of both alternate,
 // so drift in machine load hits both alike; the figure is the median batch, per lifecycle.
-// Run: npm run bench:fresh-rolebox
+// Run: npm run bench:fresh-rolebox (ROLEBOX_BENCH_QUICK=1: fewer, smaller batches, for code
+// so slow that the full run takes too long, e.g. before issue 26's lazy shards).
 import { createActor } from 'xstate';
 import { createSessionMachine, FunctionCatalog, resolveLimits } from '../machines/index.js';
 import {
@@ -16,7 +17,9 @@ import {
 import { SimulatedClock } from '../src/testing/index.js';
 import { median, rounded, writeResult } from './measure.js';
 
-const SETTINGS = { warmUp: 300, batches: 9, perBatch: 200 };
+const SETTINGS = process.env.ROLEBOX_BENCH_QUICK
+  ? { warmUp: 30, batches: 5, perBatch: 20 }
+  : { warmUp: 300, batches: 9, perBatch: 200 };
 const GOAL_MS = 0.5;
 const answered = 'signal_observed(answer)';
 const functions = [defineFunction({ name: 'approval', gate: answered, continue_until: answered })];

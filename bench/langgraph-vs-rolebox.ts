@@ -20,7 +20,7 @@
 // and the ratios pair the children of one sample: the machine is shared and noisy, only
 // ratios measured in one run compare. Goals (the virtual-actor issue): LangGraph time /
 // rolebox time ≥ 5 on each, rolebox bytes per paused workflow ≤ LangGraph's.
-// Run: npm run bench:langgraph
+// Run: npm run bench:langgraph (ROLEBOX_BENCH_QUICK=1: W2b in fewer, smaller batches)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -81,7 +81,9 @@ const mediumOf = (scenario: Scenario, system: System): Medium =>
 /** Steady state: warm-up, then batches of workflows in a row; the median batch counts. */
 const STEADY = { warmUp: 200, batches: 7, perBatch: 100, samples: 3 };
 /** A fresh instance per workflow: fewer in a row (each builds and closes its instance). */
-const FRESH = { warmUp: 30, batches: 7, perBatch: 20, samples: 3 };
+const FRESH = process.env.ROLEBOX_BENCH_QUICK
+  ? { warmUp: 10, batches: 5, perBatch: 10, samples: 2 }
+  : { warmUp: 30, batches: 7, perBatch: 20, samples: 3 };
 const LOOP = { rounds: 5, warmUp: 100, batches: 7, perBatch: 50, samples: 3 };
 /**
  * 10 000 paused at once; creation and resumption timed in batches of 1 000. rolebox keeps
