@@ -8,6 +8,11 @@
 //    SqliteSnapshotStore): each pair keeps its workflows in the same medium.
 //  - loop: 5 rounds of a worker that answers at once, each round's prompt seeded with the
 //    previous summary (rolebox's inherit mode; in LangGraph a node looping on itself).
+//  - fresh (W2b, serverless: a fresh instance per workflow): each approval workflow builds
+//    its own instance (LangGraph: compile the graph with a new checkpointer; rolebox:
+//    createRolebox and start()), runs it (pause, answer) and closes it (rolebox: stop());
+//    in memory (a new MemorySaver / MemorySnapshotStore each) and with SQLite (the same file
+//    opened and closed by each).
 //  - paused: 10 000 paused approval workflows at once, rolebox passivating all but the
 //    last `maxLiveSessions` (virtual actors, DESIGN §7): memory and file bytes per paused
 //    workflow, then every one resumed (time per resume).
@@ -15,7 +20,7 @@
 // and the ratios pair the children of one sample: the machine is shared and noisy, only
 // ratios measured in one run compare. Goals (the virtual-actor issue): LangGraph time /
 // rolebox time ≥ 5 on each, rolebox bytes per paused workflow ≤ LangGraph's.
-// Run: npm run bench:langgraph
+// Run: npm run bench:langgraph (ROLEBOX_BENCH_QUICK=1: W2b in fewer, smaller batches)
 import { execFileSync } from 'node:child_process';
 import { mkdtempSync, readFileSync, rmSync, statSync } from 'node:fs';
 import { tmpdir } from 'node:os';
@@ -56,6 +61,8 @@ type Medium = 'none' | 'memory' | 'sqlite';
 const PLAN = {
   'approval-memory': { langgraph: 'memory', rolebox: 'memory', 'rolebox-live': 'none' },
   'approval-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
+  'fresh-memory': { langgraph: 'memory', rolebox: 'memory' },
+  'fresh-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
   // Nothing to pause in a loop: both run without persistence, LangGraph compiled without
   // a checkpointer, rolebox without a store.
   loop: { langgraph: 'none', rolebox: 'none' },
@@ -73,6 +80,10 @@ const mediumOf = (scenario: Scenario, system: System): Medium =>
 
 /** Steady state: warm-up, then batches of workflows in a row; the median batch counts. */
 const STEADY = { warmUp: 200, batches: 7, perBatch: 100, samples: 3 };
+/** A fresh instance per workflow: fewer in a row (each builds and closes its instance). */
+const FRESH = process.env.ROLEBOX_BENCH_QUICK
+  ? { warmUp: 10, batches: 5, perBatch: 10, samples: 2 }
+  : { warmUp: 30, batches: 7, perBatch: 20, samples: 3 };
 const LOOP = { rounds: 5, warmUp: 100, batches: 7, perBatch: 50, samples: 3 };
 /**
  * 10 000 paused at once; creation and resumption timed in batches of 1 000. rolebox keeps
@@ -245,6 +256,18 @@ async function batches(
   return result;
 }
 
+/** Child: approval workflows in a row, each in a fresh instance built and closed for it (W2b). */
+async function measureFresh(system: System, medium: Medium, dir: string): Promise<number[]> {
+  const fresh = async (index: number) => {
+    const flow = await approvals(system, medium, dir);
+    await flow.pause(`w${index}`);
+    await flow.resume(`w${index}`);
+    await flow.close();
+  };
+  await batches(1, FRESH.warmUp, 0, fresh);
+  return batches(FRESH.batches, FRESH.perBatch, FRESH.warmUp, fresh);
+}
+
 /** Child: full approval workflows in a row. */
 async function measureApproval(system: System, medium: Medium, dir: string): Promise<number[]> {
   const flow = await approvals(system, medium, dir);
@@ -410,6 +433,9 @@ async function measureOne(scenario: Scenario, system: System): Promise<unknown> 
       case 'approval-memory':
       case 'approval-sqlite':
         return await measureApproval(system, medium, dir);
+      case 'fresh-memory':
+      case 'fresh-sqlite':
+        return await measureFresh(system, medium, dir);
       case 'loop':
       case 'loop-checkpointed':
         return await measureLoop(system, medium);
@@ -588,7 +614,7 @@ if (mode === '--one') {
     },
     durability:
       'LangGraph invoke() resolves after its checkpoint writes (Pregel.stream awaits them in its finally, whatever the durability mode); rolebox saveDebounceMs 0 and rb.flush() after the pause and after the end (loop: after loop_finished). SQLite: both files WAL with synchronous = NORMAL (LangGraph connection set to it; rolebox store sets it itself).',
-    settings: { steady: STEADY, loop: LOOP, paused: PAUSED },
+    settings: { steady: STEADY, fresh: FRESH, loop: LOOP, paused: PAUSED },
     ...(wanted('approval-memory') || wanted('approval-sqlite')
       ? {
           approvalPerWorkflow: {
@@ -598,6 +624,14 @@ if (mode === '--one') {
             ...(wanted('approval-sqlite')
               ? { sqlite: steady('approval-sqlite', STEADY.samples) }
               : {}),
+          },
+        }
+      : {}),
+    ...(wanted('fresh-memory') || wanted('fresh-sqlite')
+      ? {
+          freshInstancePerWorkflow: {
+            ...(wanted('fresh-memory') ? { memory: steady('fresh-memory', FRESH.samples) } : {}),
+            ...(wanted('fresh-sqlite') ? { sqlite: steady('fresh-sqlite', FRESH.samples) } : {}),
           },
         }
       : {}),

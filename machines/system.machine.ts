@@ -1,5 +1,5 @@
-import { assign, emit, enqueueActions, setup } from 'xstate';
-import { SYSTEM_ACTOR_ID } from '../src/base/actor-ids.js';
+import { type AnyActorRef, assign, emit, enqueueActions, setup } from 'xstate';
+import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/base/actor-ids.js';
 import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
@@ -16,7 +16,7 @@ import {
 import { createShardMachine } from './shard.machine.js';
 
 /** Version of the system machine's persisted shape; bump when context or states change. */
-export const SYSTEM_MACHINE_VERSION = 2;
+export const SYSTEM_MACHINE_VERSION = 3;
 
 /** Machine factories that can replace the built-in ones (replaying a run on changed machines). */
 export interface MachineFactories extends SessionMachineFactories {
@@ -31,9 +31,10 @@ export type SystemMachineEnv = MachineEnv & {
 };
 
 /**
- * Builds the root system actor of one rolebox (DESIGN §2, §7): a fixed number of shard
- * children (`shard:<k>`, spawned at start), under which live sessions are spawned by a
- * stable hash of their id; it routes host commands to the session's shard, keeps the loop
+ * Builds the root system actor of one rolebox (DESIGN §2, §7): shard children
+ * (`shard:<k>`, at most `shards`), under which live sessions are spawned by a stable hash of
+ * their id. A shard is spawned with its first session and stopped with its last (closed or
+ * passivated), so a rolebox pays only for the shards in use: it starts with none. It routes host commands to the session's shard, keeps the loop
  * registry, and emits what sessions report. Its context holds nothing per session: which
  * sessions are live is the host runtime's directory, which refuses duplicates and unknown
  * ids before a command gets here.
@@ -53,29 +54,37 @@ export function createSystemMachine(env: SystemMachineEnv) {
     },
     actors: { shard: createShardMachine(sessionMachine) },
     actions: {
-      stopSession: enqueueActions(({ event, enqueue }) => {
+      // A shard whose only session this is stops with it: shards cost nothing unused.
+      stopSession: enqueueActions(({ event, enqueue, self }) => {
         if (event.type !== 'system.close_session' && event.type !== 'system.passivate_session')
           return;
-        enqueue.sendTo(shardOf(event.sessionId), {
-          type: 'shard.stop',
-          sessionId: event.sessionId,
-        } satisfies ShardEvent);
+        const id = shardOf(event.sessionId);
+        const sessions = liveShardSessions(self, id);
+        if (sessions === undefined) return;
+        if (onlySession(sessions, event.sessionId)) enqueue.stopChild(id);
+        else
+          enqueue.sendTo(id, {
+            type: 'shard.stop',
+            sessionId: event.sessionId,
+          } satisfies ShardEvent);
       }),
+      // A spawn brings up its shard first; anything else for a shard that is not there has
+      // no session to reach (the shard would drop it), so nothing is spawned for it.
       toShard: enqueueActions(
-        ({ enqueue }, { sessionId, event }: { sessionId: string; event: ShardEvent }) => {
-          enqueue.sendTo(shardOf(sessionId), event);
+        ({ enqueue, self }, { sessionId, event }: { sessionId: string; event: ShardEvent }) => {
+          const id = shardOf(sessionId);
+          if (liveShardSessions(self, id) === undefined) {
+            if (event.type !== 'shard.spawn') return;
+            const index = shardIndexOf(sessionId, shards);
+            enqueue.spawnChild('shard', { id, systemId: id, input: { index } });
+          }
+          enqueue.sendTo(id, event);
         },
       ),
     },
   }).createMachine({
     id: SYSTEM_ACTOR_ID,
     context: { shards, loopRegistry: { loops: {} } },
-    entry: enqueueActions(({ context, enqueue }) => {
-      for (let index = 0; index < context.shards; index++) {
-        const id = shardActorId(index);
-        enqueue.spawnChild('shard', { id, systemId: id, input: { index } });
-      }
-    }),
     on: {
       'system.open_session': {
         actions: [
@@ -114,11 +123,14 @@ export function createSystemMachine(env: SystemMachineEnv) {
       // record (deleted, or kept with its wake-up) is the runtime's.
       'system.close_session': { actions: 'stopSession' },
       'system.passivate_session': { actions: 'stopSession' },
-      // rb.stop(): each shard stops its sessions before the root stops (see the shard's stopAll).
+      // rb.stop(): each shard stops its sessions (see the shard's stopAll), then the shards
+      // stop, the last spawned first (each stop copies the root's children; see stopAll).
       'system.stop_sessions': {
-        actions: enqueueActions(({ context, enqueue }) => {
-          for (let index = 0; index < context.shards; index++)
-            enqueue.sendTo(shardActorId(index), { type: 'shard.stop_all' } satisfies ShardEvent);
+        actions: enqueueActions(({ enqueue, self }) => {
+          for (const id of Object.keys(childrenOf(self)).reverse()) {
+            enqueue.sendTo(id, { type: 'shard.stop_all' } satisfies ShardEvent);
+            enqueue.stopChild(id);
+          }
         }),
       },
       'system.deliver': {
@@ -186,6 +198,22 @@ export function createSystemMachine(env: SystemMachineEnv) {
       },
     },
   });
+}
+
+/** An actor's live children, by id (the root's are its shards). */
+function childrenOf(actor: AnyActorRef): Record<string, AnyActorRef> {
+  return (actor.getSnapshot() as { children: Record<string, AnyActorRef> }).children;
+}
+
+/** The ids of the sessions live under shard `shardId`, or undefined when that shard is not running. */
+function liveShardSessions(root: AnyActorRef, shardId: string): string[] | undefined {
+  const shard = childrenOf(root)[shardId];
+  return shard === undefined ? undefined : Object.keys(childrenOf(shard));
+}
+
+/** True when `sessions` (a shard's) holds session `sessionId` and no other. */
+function onlySession(sessions: readonly string[], sessionId: string): boolean {
+  return sessions.length === 1 && sessions[0] === sessionActorId(sessionId);
 }
 
 /**

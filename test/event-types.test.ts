@@ -66,11 +66,12 @@ async function eventTypesOver(sessions: number) {
       defineFunction({ name: 'notes' }),
     ],
     limits: { interRoundDelayMs: 10 },
-    inspect,
   });
   const ids = new Set<string>();
   rb.on('loop_started', (event) => ids.add(event.loopId));
   await rb.start();
+  // The actor system's own inspection: the `inspect` option's hides the shards.
+  rb.system.system.inspect(inspect);
   for (let index = 0; index < sessions; index++) {
     const id = idOf(index);
     ids.add(id);

@@ -3,7 +3,9 @@ import { dirname, join } from 'node:path';
 import { describe, expect, it } from 'vitest';
 import { assign } from 'xstate';
 import { createLoopMachine } from '../machines/index.js';
+import { SYSTEM_MACHINE_VERSION } from '../machines/system.machine.js';
 import { ConditionRegistry, createRolebox, defineFunction } from '../src/index.js';
+import { upgradeRecordedRun } from '../src/persistence/run-migrations.js';
 import {
   formatReplayReport,
   type RecordedRun,
@@ -21,11 +23,12 @@ const fixtures = join(import.meta.dirname, 'fixtures');
 const names = (await readdir(fixtures)).filter((name) => name.endsWith('.run.json')).sort();
 
 describe('recorded runs replay clean on the current code', () => {
-  it('there are the five fixtures', () => {
+  it('there are the six fixtures', () => {
     expect(names).toEqual([
       'approval-workflow.run.json',
       'cancelled-loop.run.json',
       'loop-interrupted-by-restart.run.json',
+      'passivated-restore.run.json',
       'session-review-cycle.run.json',
       'three-round-loop.run.json',
     ]);
@@ -41,6 +44,42 @@ describe('recorded runs replay clean on the current code', () => {
       );
     });
   }
+});
+
+describe('a run recorded when the root spawned every shard at start (system machine 2)', () => {
+  it('replays with the empty shards gone and a restore into one handed to the root', async () => {
+    // Recorded on system machine 2 with 4 shards: `first` is passivated, then activated by
+    // its answer; the runtime handed that restore straight to its shard, empty by then.
+    const run = await readRunFile(join(fixtures, 'passivated-restore.run.json'));
+    expect(run.machineVersions.system).toBe(2);
+    const restore = run.journal.findIndex((entry) => entry.event.type === 'shard.spawn');
+    expect(run.journal[restore]?.target).toBe('shard:1');
+    const shardsIn = (snapshot: unknown) =>
+      Object.keys((snapshot as { children: object }).children).filter((id) =>
+        id.startsWith('shard:'),
+      );
+    expect(shardsIn(run.initial)).toEqual(['shard:0', 'shard:1', 'shard:2', 'shard:3']);
+    const upgraded = upgradeRecordedRun(run, {});
+    expect(upgraded.machineVersions.system).toBe(SYSTEM_MACHINE_VERSION);
+    expect(shardsIn(upgraded.initial)).toEqual([]);
+    expect(upgraded.journal[restore]).toMatchObject({
+      target: 'rolebox',
+      event: { type: 'system.restore_session', sessionId: 'first' },
+    });
+    // Only the shards holding a session are left in each recorded snapshot.
+    expect(upgraded.journal.map((entry) => shardsIn(entry.after))).toEqual(
+      run.journal.map((entry) =>
+        shardsIn(entry.after).filter(
+          (id) =>
+            Object.keys(
+              (entry.after as { children: Record<string, { snapshot: { children: object } }> })
+                .children[id]?.snapshot.children ?? {},
+            ).length > 0,
+        ),
+      ),
+    );
+    expect(replay(run).ok).toBe(true);
+  });
 });
 
 describe('a replay on changed code', () => {

@@ -193,6 +193,16 @@ function sessionWithFunctionRequests(snapshot: Json): Json {
 }
 
 /**
+ * System machine 2 → 3: shards are spawned with their first session and stopped with their
+ * last, not all at start (issue 26). A store never held the root's children (the `$system`
+ * record is the loop registry alone), so nothing needs rewriting; a recorded run's root
+ * snapshots are brought up by `upgradeRecordedRun`.
+ */
+function systemWithLazyShards(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * The migrations rolebox itself ships, by machine and by the version they start from. A
  * record older than the code is brought up by them before any check; a version with no
  * migration here (or registered by the host) is refused.
@@ -202,7 +212,7 @@ export const MACHINE_MIGRATIONS: {
     Record<number, MachineMigration>
   >;
 } = {
-  system: { 1: systemWithShards },
+  system: { 1: systemWithShards, 2: systemWithLazyShards },
   session: {
     1: sessionWithLocalChildIds,
     2: sessionWithEffectOutbox,

@@ -170,25 +170,16 @@ export function reconcileLoopRegistry(
 }
 
 /**
- * The persisted snapshot the root starts from: its shards (empty: sessions are activated
- * on demand) and the loop registry read from the store.
+ * The persisted snapshot the root starts from: no shards (each is spawned with its first
+ * session, which is activated on demand) and the loop registry read from the store.
  */
 export function rootSnapshotWith(loopRegistry: LoopRegistry, shards: number): unknown {
-  const children: Record<string, unknown> = {};
-  for (let index = 0; index < shards; index++) {
-    children[`shard:${index}`] = {
-      snapshot: { status: 'active', value: {}, historyValue: {}, context: { index }, children: {} },
-      src: 'shard',
-      systemId: `shard:${index}`,
-      syncSnapshot: false,
-    };
-  }
   return {
     status: 'active',
     value: {},
     historyValue: {},
     context: { shards, loopRegistry },
-    children,
+    children: {},
   };
 }
 

@@ -1,8 +1,10 @@
 import { FUNCTION_MACHINE_VERSION } from '../../machines/function.machine.js';
 import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
+import { SYSTEM_MACHINE_VERSION } from '../../machines/system.machine.js';
+import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { RoleboxError } from '../errors.js';
-import { DEFAULT_SHARDS, shardIndexOf } from '../system/shards.js';
-import { comparableSnapshot, type RecordedRun } from './journal.js';
+import { DEFAULT_SHARDS, shardActorId, shardIndexOf } from '../system/shards.js';
+import { comparableSnapshot, type JournalEntry, type RecordedRun } from './journal.js';
 import { migrateMachineSnapshot } from './machine-migrations.js';
 
 type Json = Record<string, unknown>;
@@ -17,38 +19,100 @@ export function shardsOfRun(run: RecordedRun): number {
 }
 
 /**
- * A run recorded on system machine 1 (sessions were the root's children, and the root's
- * context listed them), in the shape system machine 2 has: each session under its shard
- * (DESIGN §7), the root's context without sessions. The events are unchanged: they went to
- * the root and to the sessions' actors by systemId, which did not change.
+ * A run recorded on an older system machine, in the shape system machine 3 has (DESIGN §7):
+ * each session under its shard, a shard present only while it holds a session (version 2
+ * spawned all of them at start, version 1 had none and kept sessions under the root and in
+ * its context). A restore the runtime handed straight to a shard that held nothing then is
+ * handed to the root (`system.restore_session`), which spawns that shard first, as today's
+ * runtime does; every other event is unchanged (targets are named by systemId).
  *
- * @param pristineRoot the persisted snapshot of a new root with its shards and no sessions
- * (the shape of the shard actors is the machine's to say, not this function's).
+ * @param pristineRoot the persisted snapshot of a new root (no shards, no sessions).
  */
 export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): RecordedRun {
-  if (run.machineVersions.system >= 2) return run;
+  const from = run.machineVersions.system;
+  if (from >= SYSTEM_MACHINE_VERSION) return run;
   const upgrade = (snapshot: unknown, comparable: boolean): unknown => {
-    const root = snapshot as Json & { context?: Json; children?: Record<string, unknown> };
-    const shaped = structuredClone(pristineRoot) as Json & {
-      context: Json & { shards: number };
-      children: Record<string, { snapshot: { children: Record<string, unknown> } }>;
-    };
-    shaped.status = root.status;
-    shaped.value = root.value;
-    shaped.historyValue = root.historyValue;
-    shaped.context = { ...shaped.context, loopRegistry: root.context?.loopRegistry };
-    for (const [childId, child] of Object.entries(root.children ?? {})) {
-      const sessionId = childId.startsWith('session:') ? childId.slice('session:'.length) : '';
-      const shard = shaped.children[`shard:${shardIndexOf(sessionId, shaped.context.shards)}`];
-      if (shard) shard.snapshot.children[childId] = child;
-    }
-    return comparable ? comparableSnapshot(shaped) : shaped;
+    const lazy = withoutEmptyShards(
+      from < 2 ? sessionsUnderShards(snapshot, pristineRoot) : snapshot,
+    );
+    return comparable && from < 2 ? comparableSnapshot(lazy) : lazy;
   };
   return {
     ...run,
-    machineVersions: { ...run.machineVersions, system: 2 },
+    machineVersions: { ...run.machineVersions, system: SYSTEM_MACHINE_VERSION },
     initial: upgrade(run.initial, false),
-    journal: run.journal.map((entry) => ({ ...entry, after: upgrade(entry.after, true) })),
+    journal: run.journal.map((entry) => ({
+      ...restoreThroughRoot(entry),
+      after: upgrade(entry.after, true),
+    })),
+  };
+}
+
+type SnapshotTree = Json & { context?: Json; children?: Record<string, Json> };
+
+/** A version-1 root snapshot with its sessions moved under their shards (spawned for them). */
+function sessionsUnderShards(snapshot: unknown, pristineRoot: unknown): unknown {
+  const root = snapshot as SnapshotTree;
+  const shaped = structuredClone(pristineRoot) as Json & {
+    context: Json & { shards: number };
+    children: Record<string, Json>;
+  };
+  shaped.status = root.status;
+  shaped.value = root.value;
+  shaped.historyValue = root.historyValue;
+  shaped.context = { ...shaped.context, loopRegistry: root.context?.loopRegistry };
+  for (const [childId, child] of Object.entries(root.children ?? {})) {
+    const sessionId = childId.startsWith('session:') ? childId.slice('session:'.length) : '';
+    const index = shardIndexOf(sessionId, shaped.context.shards);
+    const shard = shaped.children[shardActorId(index)] ?? emptyShardChild(index);
+    shaped.children[shardActorId(index)] = shard;
+    (shard.snapshot as { children: Record<string, unknown> }).children[childId] = child;
+  }
+  return shaped;
+}
+
+/** The persisted child entry of shard `index` holding no session (as XState persists it). */
+function emptyShardChild(index: number): Json {
+  return {
+    snapshot: { status: 'active', value: {}, historyValue: {}, context: { index }, children: {} },
+    src: 'shard',
+    systemId: shardActorId(index),
+    syncSnapshot: false,
+  };
+}
+
+/** A root snapshot without the shards that hold no session (system machine 3 stops them). */
+function withoutEmptyShards(snapshot: unknown): unknown {
+  const root = snapshot as SnapshotTree;
+  if (!root?.children) return snapshot;
+  const kept = Object.entries(root.children).filter(
+    ([childId, child]) =>
+      !childId.startsWith('shard:') ||
+      Object.keys((child.snapshot as SnapshotTree | undefined)?.children ?? {}).length > 0,
+  );
+  return { ...root, children: Object.fromEntries(kept) };
+}
+
+/** A restore journaled as sent to a shard, as sent to the root (which spawns the shard if needed). */
+function restoreThroughRoot(entry: JournalEntry): JournalEntry {
+  const input = entry.event.input as
+    | { sessionId?: unknown; at?: unknown; restore?: unknown }
+    | undefined;
+  if (
+    !entry.target.startsWith('shard:') ||
+    entry.event.type !== 'shard.spawn' ||
+    input?.restore === undefined
+  )
+    return entry;
+  return {
+    ...entry,
+    target: SYSTEM_ACTOR_ID,
+    event: {
+      type: 'system.restore_session',
+      sessionId: input.sessionId,
+      openedAt: input.at,
+      snapshot: input.restore,
+    },
   };
 }
 

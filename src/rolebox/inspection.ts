@@ -9,6 +9,7 @@ import {
   type WebSocketInspector,
 } from './inspector-connection.js';
 import type { InspectOption } from './options.js';
+import { hidingShards } from './shard-free-inspection.js';
 import { type StatelyViewers, serveStatelyViewers } from './stately-viewers.js';
 
 /** What inspection gives the actor system, and what must be closed when the rolebox stops. */
@@ -22,9 +23,21 @@ export interface Inspection {
 /**
  * Turns the `inspect` option into an inspection observer: Stately's browser inspector (or,
  * given a port, a server of Stately viewers), a connection to an inspector server (whose page may send commands: `run` performs them),
- * or the host's own observer.
+ * or the host's own observer. Each sees sessions under the root, shards left out
+ * ({@link hidingShards}).
  */
 export function startInspection(
+  option: InspectOption | undefined,
+  run: (actor: string, command: InspectorCommand) => unknown,
+): Inspection {
+  const inspection = inspectionOf(option, run);
+  return inspection.observer === undefined
+    ? inspection
+    : { ...inspection, observer: hidingShards(inspection.observer) };
+}
+
+/** What {@link startInspection} starts, seeing every actor. */
+function inspectionOf(
   option: InspectOption | undefined,
   run: (actor: string, command: InspectorCommand) => unknown,
 ): Inspection {

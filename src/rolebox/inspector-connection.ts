@@ -76,9 +76,8 @@ const stringify = safeStableStringify.configure({ maximumDepth: 10 });
 export const MAX_INSPECTOR_FRAME_BYTES = 16 * 1024 * 1024;
 
 /**
- * Frames kept while the socket connects (the oldest go first beyond it). A rolebox's start
- * alone sends about three frames per shard (256 by default): the bound must hold them and
- * the root's, or a page never learns of the root.
+ * Frames kept while the socket connects (the oldest go first beyond it): enough for the
+ * root's and its first sessions' announcements, or a page never learns of the root.
  */
 export const CONNECTING_BUFFER_FRAMES = 5_000;
 

@@ -35,8 +35,8 @@ export interface StatelyInspectOptions {
   readonly iframe?: object;
   /**
    * Frames kept until the inspector page says it is connected, the oldest dropped beyond it
-   * (default 5 000: a rolebox's start alone sends about three per shard, and Stately's own
-   * default of 200 would lose the root's).
+   * (default 5 000: the frames of a busy first moment, before the page is ready; Stately's own
+   * default of 200 could lose the root's).
    */
   readonly maxDeferredEvents?: number;
   /**

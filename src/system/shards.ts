@@ -1,8 +1,9 @@
 // 256, not 64: XState copies a parent's children on every spawn and stop, so an open costs
 // O(live sessions / shards); with 64 shards an open at 10 000 live cost 2.2–2.3× one at 100,
-// with 256 1.0–1.4×. An idle shard costs ~2.5 KB of heap (640 KB for 256) and nothing per
-// command; start() spawns them all (P10: 9–12 ms with 256, 1.4–3 ms with 64).
-/** How many shard actors the root spawns when the host does not say (DESIGN §7). */
+// with 256 1.0–1.4×. A running shard costs ~2.5 KB of heap and nothing per command; the root
+// spawns one with its first session and stops it with its last (issue 26: spawning all 256
+// at start cost 9–12 ms, and 40–100 ms at stop), so the bound costs nothing unused.
+/** The most shard actors the root runs when the host does not say (DESIGN §7). */
 export const DEFAULT_SHARDS = 256;
 
 /** The systemId (and child id) of shard `index`: `shard:<index>`. */
