@@ -170,6 +170,30 @@ export function upgradeRecordedSessions(run: RecordedRun): RecordedRun {
       function: FUNCTION_MACHINE_VERSION,
     },
     initial: upgrade(run.initial),
-    journal: run.journal.map((entry) => ({ ...entry, after: upgrade(entry.after) })),
+    journal: run.journal.map((entry) => ({
+      ...withRestoredSession(entry, migrateSession),
+      after: upgrade(entry.after),
+    })),
   };
+}
+
+/**
+ * An entry whose event restores a stored session (`system.restore_session`, or a shard
+ * spawned with `input.restore`) with that session brought up too: the runtime migrates a
+ * stored record before it restores it, so the recorded snapshot must be in today's shape.
+ */
+function withRestoredSession(entry: JournalEntry, migrate: (session: Json) => Json): JournalEntry {
+  const event = entry.event as Json & { snapshot?: unknown; input?: Json & { restore?: unknown } };
+  if (event.type === 'system.restore_session' && isTree(event.snapshot))
+    return { ...entry, event: { ...event, snapshot: migrate(event.snapshot) } };
+  if (event.type === 'shard.spawn' && event.input && isTree(event.input.restore))
+    return {
+      ...entry,
+      event: { ...event, input: { ...event.input, restore: migrate(event.input.restore) } },
+    };
+  return entry;
+}
+
+function isTree(value: unknown): value is Json {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
 }
