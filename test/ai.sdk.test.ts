@@ -107,12 +107,13 @@ describe('rolebox tools in generateText', () => {
     expect(toolOutputsSeen(model)).toEqual([
       {
         type: 'text',
-        value: 'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+        value:
+          'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request approval:r1',
       },
       {
         type: 'text',
         value:
-          'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition',
+          'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition, answered approval:r1',
       },
     ]);
     expect(s.idle().completed).toEqual(['approval']);

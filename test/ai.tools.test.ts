@@ -116,7 +116,7 @@ describe('callTool', () => {
     const s = await session();
     s.activate('approval');
     expect(callTool(s, 'signal', { type: 'need_approval', payload: { reason: 'prod' } })).toBe(
-      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request approval:r1',
     );
     expect(callTool(s, 'signal', '{"type":"progress"}')).toBe(
       'signal: progress acknowledged | recorded on 1 function(s) | → informational (no state transition)',

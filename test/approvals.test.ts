@@ -64,7 +64,7 @@ describe('the issue 25 sequence: an answer approves step 1, never step 2', () =>
     });
     expect(first.requests).toEqual(['deploy:r1']);
     expect(first.text).toBe(
-      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request deploy:r1',
     );
     expect(phaseOf(session, 'deploy')).toBe('gated');
     clock.advance(10);

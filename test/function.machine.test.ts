@@ -33,7 +33,7 @@ describe('the approval workflow of the signal seed (§4.3)', () => {
       '|signal| type=need_approval, payload={"reason": "touches production"}',
     );
     expect(paused.text).toBe(
-      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request awaiting-approval:r1',
     );
     expect(phaseOf(session, 'awaiting-approval')).toBe('gated');
     expect(session.view().functions[0]?.evidence).toEqual({ paused: true });
@@ -49,7 +49,7 @@ describe('the approval workflow of the signal seed (§4.3)', () => {
     // Step 2: the human (or an automation) answers.
     const answered = session.tool('|signal| type=answer, payload={"approved": true}');
     expect(answered.text).toBe(
-      'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition',
+      'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition, answered awaiting-approval:r1',
     );
     expect(phaseOf(session, 'awaiting-approval')).toBe('active');
     expect(session.view().artifacts.map((a) => [a.name, a.content])).toEqual([

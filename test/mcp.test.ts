@@ -147,7 +147,7 @@ describe('rolebox mcp over stdio', () => {
         payload: { reason: 'deploy to prod' },
       }),
     ).toEqual({
-      text: 'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+      text: 'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request approval:r1',
       isError: false,
     });
     const viewUri = 'rolebox://session/ticket-1/view';
@@ -183,7 +183,7 @@ describe('rolebox mcp over stdio', () => {
     view = (await mcp.read(viewUri)) as View;
     expect(view.functions).toMatchObject([{ name: 'approval', phase: 'active' }]);
     expect((await mcp.call('signal', { session_id: 'ticket-1', type: 'answer' })).text).toBe(
-      'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition',
+      'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition, answered approval:r1',
     );
     const idle = await mcp.call('send_event', {
       session_id: 'ticket-1',

@@ -126,8 +126,8 @@ describe("inspect: { stately } in a real page (Stately's browser inspector)", ()
       });
     expect(await page.evaluate(() => (globalThis as { result?: unknown }).result)).toEqual({
       texts: [
-        'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
-        'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition',
+        'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request approval:r1',
+        'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition, answered approval:r1',
       ],
       completed: ['approval'],
     });

@@ -195,10 +195,10 @@ describe('npm run example:signals', () => {
   it('prints the receipts of the approval scenario and a session that waits for the user', async () => {
     const { stdout } = await run('npm', ['run', 'example:signals', '--silent'], { cwd: root });
     expect(stdout).toContain(
-      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+      'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request awaiting-approval:r1',
     );
     expect(stdout).toContain(
-      'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition',
+      'signal: answer acknowledged | recorded on 1 function(s) | → satisfies continue_until condition, answered awaiting-approval:r1',
     );
     expect(stdout).toContain('"completed":["awaiting-approval"]');
     expect(stdout).toContain('artifact approval-data = {"approved":true}');

@@ -81,7 +81,7 @@ describe.skipIf(unavailable !== undefined)('rolebox restate (the command)', () =
       await curl('open', '[]');
       await curl('activate', '["approval"]');
       expect((await curl('tool', '["|signal| type=need_approval"]')).result).toMatchObject({
-        text: 'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+        text: 'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request approval:r1',
       });
       const session = await rb.openSession({ id: 'cli-1' });
       expect((await session.startLoop('|loop:2| say hello')).ok).toBe(true);

@@ -123,7 +123,7 @@ describe.skipIf(unavailable !== undefined)('a local restate-server', () => {
         });
         await session.activate('approval');
         expect((await session.tool('|signal| type=need_approval')).text).toBe(
-          'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated)',
+          'signal: need_approval acknowledged | recorded on 1 function(s) | → paused (gated), request approval:r1',
         );
         expect(endpointLog.join('\n')).not.toContain('without validating request signatures');
         // A request that does not come from the server (no signature) is refused.

@@ -372,7 +372,7 @@ describe('signals delivered to a session (SPEC §1 category table)', () => {
       session.activate('other');
       const receipt = session.signal({ type, payload: { reason: 'r' } });
       expect(receipt.text).toBe(
-        `signal: ${type} acknowledged | recorded on 2 function(s) | → paused (gated)`,
+        `signal: ${type} acknowledged | recorded on 2 function(s) | → paused (gated), requests plain:r1, other:r1`,
       );
       expect(receipt.category).toBe('pausing');
       for (const fn of session.view().functions) {

@@ -53,6 +53,18 @@ export function formatSignalReply(
   return `signal: ${type} acknowledged | recorded on ${recordedOn} function(s) | → ${signalEffectText(type, payload)}`;
 }
 
+/**
+ * What the receipt's text adds for the requests a signal touched, so the agent reading it
+ * learns the id to name (`→ paused (gated), request deploy:r2`; an answer: `, answered
+ * deploy:r1`; a rejection: `, rejected deploy:r1`). Empty when it touched none.
+ */
+function requestsText(type: SignalType, requests: readonly string[]): string {
+  if (requests.length === 0) return '';
+  const plural = requests.length === 1 ? 'request' : 'requests';
+  const verb = type === 'answer' ? 'answered' : type === 'revise_needed' ? 'rejected' : plural;
+  return `, ${verb} ${requests.join(', ')}`;
+}
+
 /** Builds the full receipt for a delivered signal, naming the requests it opened or resolved. */
 export function makeSignalReceipt(
   type: SignalType,
@@ -64,7 +76,7 @@ export function makeSignalReceipt(
     type,
     category: SIGNAL_CATEGORY_OF[type],
     recordedOn,
-    text: formatSignalReply(type, recordedOn, payload),
+    text: formatSignalReply(type, recordedOn, payload) + requestsText(type, requests),
     ...(requests.length > 0 ? { requests: [...requests] } : {}),
   };
 }
