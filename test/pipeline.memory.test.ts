@@ -145,4 +145,39 @@ describe('bounds as options', () => {
     await emit('e1'); // forgotten: runs again
     expect(seen).toEqual(['source:e1', 'source:e2', 'source:e3', 'source:e1']);
   });
+
+  it('a full lock map makes the ingress wait its turn, and both events run', async () => {
+    const { pipeline, clock } = testPipeline([]);
+    const store = new InMemorySourceEventStore(clock, { maxScopeLocks: 1 });
+    let refused = 0;
+    const acquire = store.acquireScopeLock.bind(store);
+    store.acquireScopeLock = async (scopeKey, ttlMs) => {
+      const taken = await acquire(scopeKey, ttlMs);
+      if (!taken) refused++;
+      return taken;
+    };
+    const emit = (sessionId: string) =>
+      pipeline.execute(
+        { sourceType: 'x', scope: { sessionId }, payload: {} },
+        { sourceEvents: store },
+      );
+    const both = Promise.all([emit('a'), emit('b')]);
+    for (let tick = 0; tick < 10 && refused === 0; tick++) await Promise.resolve();
+    expect(refused).toBeGreaterThan(0);
+    let settled = false;
+    void both.then(() => {
+      settled = true;
+    });
+    // The waiting ingress retries every lockRetryMs on the simulated clock.
+    for (let step = 0; step < 100 && !settled; step++) {
+      for (let tick = 0; tick < 10; tick++) await Promise.resolve();
+      clock.advance(DEFAULT_PIPELINE_LIMITS.lockRetryMs);
+    }
+    const runs = await both;
+    expect(runs.map((run) => ('deduped' in run ? 'deduped' : run.scopeKey))).toEqual([
+      'session:a',
+      'session:b',
+    ]);
+    expect(store.sizes.scopeLocks).toBe(0);
+  });
 });
