@@ -282,7 +282,7 @@ describe('entry points', () => {
       'pipeline limit maxSteps must be a whole number ≥ 1, got 0',
     );
     expect(errorOf(() => testPipeline([], { limits: { maxStep: 3 } as never })).message).toBe(
-      'createPipeline limits: unknown limit "maxStep" (did you mean "maxSteps"?); known: maxSteps, dedupeWindowMs, scopeLockMs, windowTtlMs, guardTtlMs, lockRetryMs, runHistory',
+      'createPipeline limits: unknown limit "maxStep" (did you mean "maxSteps"?); known: maxSteps, dedupeWindowMs, scopeLockMs, windowTtlMs, guardTtlMs, lockRetryMs, runHistory, maxDedupeKeys, maxScopeLocks, maxWindows, maxGuardLanes',
     );
     expect(errorOf(() => testPipeline([], { polices: [] } as never)).message).toBe(
       'createPipeline options: unknown option "polices" (did you mean "policies"?); known: policies, store, sourceEvents, guards, clock, ids, limits, telemetry, onError',

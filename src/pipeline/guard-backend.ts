@@ -1,6 +1,6 @@
 import { realClock } from '../adapters/real-clock.js';
 import type { Clock } from '../ports/clock.js';
-import { ExpiringMap } from './expiring-map.js';
+import { checkMaxEntries, ExpiringMap } from './expiring-map.js';
 
 /** The state of one guard lane in one scope. */
 export interface GuardState {
@@ -12,6 +12,13 @@ export interface GuardState {
 
 /** How long a lane lives after its last touch when the caller names no TTL (an hour). */
 export const DEFAULT_GUARD_TTL_MS = 3_600_000;
+
+/**
+ * How many guard lanes the in-memory backend holds at most (10 000). When full, the lane
+ * touched longest ago is forgotten: it then reads as never touched (a debounce or throttle
+ * lets an event through, an idempotency mark is lost and its action may run again).
+ */
+export const DEFAULT_MAX_GUARD_LANES = 10_000;
 
 /**
  * Where guard lanes live (debounce, throttle, outer timeout, action idempotency). Async so
@@ -37,9 +44,18 @@ export interface GuardBackend {
 export class InMemoryGuardBackend implements GuardBackend {
   readonly #lanes: ExpiringMap<GuardState>;
 
-  /** `clock` decides when lanes expire (default: the real clock). */
-  constructor(clock: Clock = realClock) {
-    this.#lanes = new ExpiringMap(clock);
+  /**
+   * `clock` decides when lanes expire (default: the real clock); at most `maxLanes` lanes
+   * are kept, the one touched longest ago evicted first. Throws: `invalid_argument` naming
+   * a `maxLanes` that is not a whole number ≥ 1.
+   */
+  constructor(clock: Clock = realClock, maxLanes: number = DEFAULT_MAX_GUARD_LANES) {
+    this.#lanes = new ExpiringMap(clock, checkMaxEntries('maxLanes', maxLanes));
+  }
+
+  /** How many lanes are held (expired ones not yet swept included): for tests and benches. */
+  get size(): number {
+    return this.#lanes.size;
   }
 
   async get(scopeKey: string, lane: string): Promise<GuardState> {

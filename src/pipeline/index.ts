@@ -19,6 +19,7 @@ export * from './catalogue.js';
 export type { GuardAccess, HandlerContext, SourceWindow } from './context.js';
 export {
   DEFAULT_GUARD_TTL_MS,
+  DEFAULT_MAX_GUARD_LANES,
   type GuardBackend,
   type GuardState,
   InMemoryGuardBackend,
@@ -110,5 +111,10 @@ export type {
   RunError,
 } from './scheduler.js';
 export { FALLBACK_SCOPE_KEY, scopeKeyOf } from './scope-key.js';
-export { InMemorySourceEventStore, type SourceEventStore } from './source-event-store.js';
+export {
+  DEFAULT_SOURCE_EVENT_BOUNDS,
+  InMemorySourceEventStore,
+  type SourceEventStore,
+  type SourceEventStoreBounds,
+} from './source-event-store.js';
 export { PIPELINE_METRICS, PIPELINE_SPANS, type TelemetryOptions } from './telemetry.js';

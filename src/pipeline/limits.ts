@@ -1,6 +1,7 @@
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
-import { DEFAULT_GUARD_TTL_MS } from './guard-backend.js';
+import { DEFAULT_GUARD_TTL_MS, DEFAULT_MAX_GUARD_LANES } from './guard-backend.js';
+import { DEFAULT_SOURCE_EVENT_BOUNDS } from './source-event-store.js';
 
 /** The pipeline's limits and time windows (SPEC-pipeline §4, §5). */
 export interface PipelineLimits {
@@ -21,6 +22,14 @@ export interface PipelineLimits {
   readonly lockRetryMs: number;
   /** How many finished runs `pipeline.runs()` keeps (100). */
   readonly runHistory: number;
+  /** Dedupe keys the default in-memory store keeps (10 000); the oldest is forgotten first. */
+  readonly maxDedupeKeys: number;
+  /** Scope locks the default in-memory store holds at once (10 000); more wait their turn. */
+  readonly maxScopeLocks: number;
+  /** Scope windows the default in-memory store keeps (10 000); the oldest is forgotten first. */
+  readonly maxWindows: number;
+  /** Guard lanes the default in-memory backend keeps (10 000); the oldest is forgotten first. */
+  readonly maxGuardLanes: number;
 }
 
 /** The defaults. */
@@ -32,6 +41,8 @@ export const DEFAULT_PIPELINE_LIMITS: PipelineLimits = {
   guardTtlMs: DEFAULT_GUARD_TTL_MS,
   lockRetryMs: 25,
   runHistory: 100,
+  ...DEFAULT_SOURCE_EVENT_BOUNDS,
+  maxGuardLanes: DEFAULT_MAX_GUARD_LANES,
 };
 
 const LIMIT_NAMES = Object.keys(DEFAULT_PIPELINE_LIMITS);

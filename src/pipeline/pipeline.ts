@@ -164,8 +164,11 @@ export class Pipeline {
       roleboxSendPolicy(() => this.#system),
       ...(options.policies ?? []),
     ]);
-    this.#sourceEvents = options.sourceEvents ?? new InMemorySourceEventStore(this.#clock);
-    this.#guards = options.guards ?? new InMemoryGuardBackend(this.#clock);
+    const { maxDedupeKeys, maxScopeLocks, maxWindows, maxGuardLanes } = this.#limits;
+    this.#sourceEvents =
+      options.sourceEvents ??
+      new InMemorySourceEventStore(this.#clock, { maxDedupeKeys, maxScopeLocks, maxWindows });
+    this.#guards = options.guards ?? new InMemoryGuardBackend(this.#clock, maxGuardLanes);
     this.#telemetry = new PipelineTelemetry(options.telemetry);
     this.#log = options.store ? new PendingEventLog(options.store) : undefined;
     this.#onError =
