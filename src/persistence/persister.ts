@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { SessionLease, SnapshotStore, StoredRecord, WakeUp } from '../ports/snapshot-store.js';
 import { refusedIn } from '../ports/store-contract.js';
-import { makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
+import { encodeEnvelope, makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
 
 /** What the persister needs from its rolebox. */
 export interface PersisterHost {
@@ -119,7 +119,7 @@ export class Persister {
       const isSystem = id === SYSTEM_RECORD_ID;
       const snapshot = isSystem ? this.#host.systemSnapshot() : this.#host.sessionSnapshot(id);
       if (snapshot === undefined) continue;
-      records.push({ id, data: JSON.stringify(makeEnvelope(id, snapshot, now)) });
+      records.push({ id, data: encodeEnvelope(makeEnvelope(id, snapshot, now)) });
       if (isSystem) continue;
       wakeUps.push(this.#host.wakeUpOf(id));
       const lease = this.#host.leaseOf(id);
