@@ -14,6 +14,7 @@ import {
   MemorySnapshotStore,
   type SnapshotStore,
 } from '../src/index.js';
+import { sealRecord, unsealedText } from '../src/persistence/record-checksum.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { median, timeNs, writeResult } from './measure.js';
 
@@ -62,7 +63,8 @@ async function measureOne(size: number, kind: 'sqlite' | 'memory'): Promise<Samp
   await store.save([
     ...Array.from({ length: size }, (_, index) => ({
       id: `s${index}`,
-      data: records.session.replaceAll(TEMPLATE_ID, `s${index}`),
+      // The copy is renamed, so sealed again: a record like the ones rolebox writes.
+      data: sealRecord(unsealedText(records.session).replaceAll(TEMPLATE_ID, `s${index}`)),
     })),
     { id: '$system', data: records.system },
   ]);

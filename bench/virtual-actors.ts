@@ -30,6 +30,7 @@ import {
   type Rolebox,
   type SessionHandle,
 } from '../src/index.js';
+import { sealRecord, unsealedText } from '../src/persistence/record-checksum.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock } from '../src/testing/index.js';
 import { atMost, median, rounded, runPart, settledHeap, timeNs, writeResult } from './measure.js';
@@ -142,7 +143,9 @@ async function partRestore(): Promise<Record<string, number>> {
   const BATCH = 300;
   const SAMPLES = 9;
   const template = await templateRecord();
-  const recordOf = (id: string) => template.data.replaceAll(template.id, id);
+  // Each copy is renamed, so sealed again: a record like the ones rolebox writes.
+  const body = unsealedText(template.data);
+  const recordOf = (id: string) => sealRecord(body.replaceAll(template.id, id));
   const store = new MemorySnapshotStore();
   const ids = Array.from({ length: (SAMPLES + 1) * BATCH }, (_, index) => `r${index}`);
   await store.save(ids.map((id) => ({ id, data: recordOf(id) })));

@@ -2,9 +2,10 @@ import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemorySnapshotStore } from '../src/index.js';
 import { SYSTEM_RECORD_ID } from '../src/persistence/envelope.js';
+import { sealOf, sealRecord, unsealedText } from '../src/persistence/record-checksum.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { rejectionOf } from './support/errors.js';
-import { fuzzSettings } from './support/fuzz.js';
+import { fuzzRuns, fuzzSettings } from './support/fuzz.js';
 import { boot } from './support/persistence.js';
 
 // biome-ignore lint/suspicious/noExplicitAny: the tests reach into stored JSON to corrupt it
@@ -40,8 +41,12 @@ async function realStore() {
 
 const read = (store: MemorySnapshotStore, id: string): Json =>
   JSON.parse(store.records.get(id) as string);
-const write = (store: MemorySnapshotStore, id: string, envelope: Json) =>
+// A hand edit drops the record's checksum (as the README tells an operator to), so these
+// records get the full structural check; edits that keep it are refused on it (below).
+const write = (store: MemorySnapshotStore, id: string, envelope: Json) => {
+  delete envelope.checksum;
   store.records.set(id, JSON.stringify(envelope));
+};
 const edit = (store: MemorySnapshotStore, id: string, change: (envelope: Json) => void) => {
   const envelope = read(store, id);
   change(envelope);
@@ -444,6 +449,10 @@ describe('corrupt-record generator over real stored records', () => {
           const failed = b.report.failed.map((failure) => failure.sessionId);
           // Only the mutated record may be refused, with a stable code and its name.
           expect(failed.every((failedId) => failedId === id)).toBe(true);
+          // A record whose sealed bytes changed is refused, however well-formed it still is.
+          const mutated = store.records.get(id) as string;
+          if (unsealedText(mutated) !== unsealedText(pristine.get(id) as string))
+            expect(failed).toEqual([id]);
           for (const failure of b.report.failed) {
             expect(['invalid_snapshot', 'snapshot_too_new']).toContain(failure.error.code);
             expect(failure.error.message).toContain(`"${id}"`);
@@ -465,5 +474,130 @@ describe('corrupt-record generator over real stored records', () => {
       ),
       fuzzSettings(400),
     );
-  }, 120_000);
+    // (64 s alone on the 2-core machine; 120 s ran out beside other test runs)
+  }, 300_000);
+});
+
+/** The well-formed corruptions issue 26 found loading silently (each stays in its schema). */
+type Subtle =
+  | { kind: 'state'; slot: number; value: number }
+  | { kind: 'drop-artifact'; slot: number }
+  | { kind: 'drop-loop-field'; field: 'roundStartedAt' | 'activeWorkerSessionId' };
+
+/** State values of rolebox's machines, any of which is valid somewhere. */
+const STATE_VALUES: readonly unknown[] = [
+  'idle',
+  'running',
+  { waiting_user: 'input' },
+  'active',
+  'gated',
+  'complete',
+  { dispatching: 'waiting' },
+  'awaiting_worker',
+  'summarizing',
+  'cancelled',
+];
+
+/** Applies `change` to a parsed record, keeping its checksum; false when it changed nothing. */
+function corruptSubtly(envelope: Json, change: Subtle): boolean {
+  if (change.kind === 'state') {
+    const values = slots(envelope.snapshot).filter(([, key]) => key === 'value');
+    const [node, key] = values[change.slot % values.length] as [Json, string];
+    const value = STATE_VALUES[change.value % STATE_VALUES.length];
+    if (JSON.stringify(node[key]) === JSON.stringify(value)) return false;
+    node[key] = value;
+    return true;
+  }
+  if (change.kind === 'drop-artifact') {
+    const list = envelope.snapshot.children.artifacts.snapshot.context.artifacts as Json[];
+    if (list.length === 0) return false;
+    list.splice(change.slot % list.length, 1);
+    return true;
+  }
+  const loop = loopChildOf(envelope);
+  if (!loop || !(change.field in loop.snapshot.context)) return false;
+  delete loop.snapshot.context[change.field];
+  return true;
+}
+
+const subtle: fc.Arbitrary<Subtle> = fc.oneof(
+  fc.record({ kind: fc.constant('state' as const), slot: fc.nat(), value: fc.nat() }),
+  fc.record({ kind: fc.constant('drop-artifact' as const), slot: fc.nat() }),
+  fc.record({
+    kind: fc.constant('drop-loop-field' as const),
+    field: fc.constantFrom('roundStartedAt' as const, 'activeWorkerSessionId' as const),
+  }),
+);
+
+describe('checksums: what this store wrote is trusted, a changed record is refused', () => {
+  it('every record a real run wrote carries a checksum that matches', async () => {
+    const world = await realStore();
+    expect([...world.store.records.keys()].sort()).toEqual(['$system', 'A', 'B', 'F']);
+    for (const text of world.store.records.values()) expect(sealOf(text)).toBe('sealed');
+  });
+
+  it('1 000 well-formed corruptions (a valid state swapped in, an artifact dropped, a loop field removed): every one refused, no healthy record lost', async () => {
+    const world = await realStore();
+    const pristine = new Map(world.store.records);
+    let corrupted = 0;
+    await fc.assert(
+      fc.asyncProperty(fc.constantFrom('A', 'B', 'F'), subtle, async (id, change) => {
+        const envelope = read(world.store, id);
+        if (!corruptSubtly(envelope, change)) return;
+        corrupted++;
+        const store = new MemorySnapshotStore();
+        for (const [key, data] of pristine) store.records.set(key, data);
+        // The corruption keeps the checksum the record was written with.
+        store.records.set(id, JSON.stringify(envelope));
+        const b = await boot({ store, dispatcher: world.dispatcher }, 1_000);
+        expect(b.report.failed.map((failure) => failure.sessionId)).toEqual([id]);
+        expect(b.report.failed[0]?.error.code).toBe('invalid_snapshot');
+        expect(b.report.failed[0]?.error.message).toContain('its checksum does not match');
+        expect(b.report.restored).toEqual(['A', 'B', 'F'].filter((other) => other !== id));
+        await b.rb.stop();
+      }),
+      fuzzSettings(1_000),
+    );
+    // Most generated cases corrupt something (a state swapped for itself changes nothing).
+    expect(corrupted).toBeGreaterThan(fuzzRuns(1_000) / 2);
+  }, 600_000);
+
+  it('the same corruptions without a checksum pass the full check: the checksum is what catches them', async () => {
+    for (const change of [
+      { kind: 'drop-artifact', slot: 0 },
+      { kind: 'drop-loop-field', field: 'roundStartedAt' },
+      { kind: 'drop-loop-field', field: 'activeWorkerSessionId' },
+    ] as const) {
+      const world = await realStore();
+      edit(world.store, 'B', (e) => expect(corruptSubtly(e, change)).toBe(true));
+      const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+      expect(b.report.failed).toEqual([]);
+      await b.rb.stop();
+    }
+  });
+
+  it('a record whose checksum matches skips the structural check: a checksum forged by another writer is not caught (detection, not authentication)', async () => {
+    const world = await realStore();
+    // A change the full check refuses (the named case above), sealed again as if by rolebox.
+    edit(world.store, 'F', (e) => (e.snapshot.context.waitingReason = { kind: 'input' }));
+    world.store.records.set('F', sealRecord(world.store.records.get('F') as string));
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.report.failed).toEqual([]);
+    expect(b.report.restored).toEqual(['A', 'B', 'F']);
+    await b.rb.stop();
+  });
+
+  it('a record written before checksums (none) restores through the full check', async () => {
+    const world = await realStore();
+    for (const id of ['A', 'B', 'F', SYSTEM_RECORD_ID]) edit(world.store, id, () => {});
+    for (const id of ['A', 'B', 'F'])
+      expect(sealOf(world.store.records.get(id) as string)).toBe('unsealed');
+    const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
+    expect(b.report.failed).toEqual([]);
+    expect(b.report.restored).toEqual(['A', 'B', 'F']);
+    // The next save seals it again.
+    b.rb.session('F').message('sealed again?');
+    await b.rb.stop();
+    expect(sealOf(world.store.records.get('F') as string)).toBe('sealed');
+  });
 });

@@ -7,9 +7,12 @@ import { MemorySnapshotStore, MigrationRegistry, type SnapshotStore } from '../s
 import {
   CURRENT_MACHINE_VERSIONS,
   decodeEnvelope,
+  encodeEnvelope,
   makeEnvelope,
+  readEnvelope,
   SNAPSHOT_SCHEMA_VERSION,
 } from '../src/persistence/envelope.js';
+import { recordChecksum, sealOf, sealRecord } from '../src/persistence/record-checksum.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { errorOf } from './support/errors.js';
 
@@ -104,6 +107,88 @@ describe('snapshot envelopes', () => {
   });
 });
 
+describe('record checksums', () => {
+  const sealed = encodeEnvelope(makeEnvelope('S', snapshot, 1_234));
+
+  it('a record this code writes is sealed, read back as the same envelope and trusted', () => {
+    expect(sealed.startsWith('{"checksum":"h64:')).toBe(true);
+    expect(sealOf(sealed)).toBe('sealed');
+    expect(readEnvelope('S', sealed)).toEqual({
+      envelope: makeEnvelope('S', snapshot, 1_234),
+      trusted: true,
+    });
+  });
+
+  it('a record without a checksum reads the same and is not trusted (it gets the full check)', () => {
+    const plain = JSON.stringify(makeEnvelope('S', snapshot, 1_234));
+    expect(sealOf(plain)).toBe('unsealed');
+    expect(readEnvelope('S', plain)).toEqual({
+      envelope: makeEnvelope('S', snapshot, 1_234),
+      trusted: false,
+    });
+  });
+
+  it('differs for texts one code unit apart, and is the same for the same text', () => {
+    const texts = ['', 'a', 'b', 'ab', 'ba', '{"v":1}', '{"v":2}', 'é', 'e\u0301'];
+    const sums = texts.map(recordChecksum);
+    expect(new Set(sums).size).toBe(texts.length);
+    expect(sums.every((sum) => /^[0-9a-f]{16}$/.test(sum))).toBe(true);
+    expect(recordChecksum('{"v":1}')).toBe(sums[5]);
+  });
+
+  it.each<[string, (text: string) => string]>([
+    ['one byte of the snapshot changed', (text) => text.replace('"idle"', '"done"')],
+    ['the time of the save changed', (text) => text.replace('1234', '1235')],
+    [
+      'the checksum itself changed',
+      (text) => text.replace('"h64:', '"h64:0').replace(/(h64:[0-9a-f]{16})[0-9a-f]/, '$1'),
+    ],
+    [
+      'the checksum moved to another place (the bytes it covered are gone)',
+      (text) => {
+        const { checksum, ...rest } = JSON.parse(text);
+        return JSON.stringify({ ...rest, checksum });
+      },
+    ],
+    ['a checksum of another algorithm', (text) => text.replace('"h64:', '"xyz:')],
+  ])('refuses a sealed record whose bytes do not match: %s', (_label, change) => {
+    const changed = change(sealed);
+    expect(changed).not.toBe(sealed);
+    const error = errorOf(() => readEnvelope('S', changed));
+    expect(error.code).toBe('invalid_snapshot');
+    expect(error.message).toContain('stored record "S" cannot be restored');
+    expect(error.message).toContain('its checksum does not match its bytes');
+  });
+
+  it('a sealed record from a newer rolebox is too new, not corrupt', () => {
+    const newer = encodeEnvelope({ ...makeEnvelope('S', snapshot, 1), schemaVersion: 99 });
+    expect(errorOf(() => readEnvelope('S', newer)).code).toBe('snapshot_too_new');
+  });
+
+  it('a sealed record of an older schema is migrated and not trusted (the full check runs)', () => {
+    const ancient = sealRecord(
+      JSON.stringify({
+        ...makeEnvelope('S', snapshot, 1),
+        schemaVersion: SNAPSHOT_SCHEMA_VERSION - 1,
+      }),
+    );
+    const migrations = new MigrationRegistry().register(
+      SNAPSHOT_SCHEMA_VERSION - 1,
+      (record) => record,
+    );
+    expect(readEnvelope('S', ancient, migrations)).toEqual({
+      envelope: makeEnvelope('S', snapshot, 1),
+      trusted: false,
+    });
+  });
+
+  it('survives being stored as a JSON value and serialized again (how Restate keeps records)', () => {
+    const again = JSON.stringify(JSON.parse(sealed));
+    expect(again).toBe(sealed);
+    expect(readEnvelope('S', again).trusted).toBe(true);
+  });
+});
+
 describe.each([
   [
     'memory',
@@ -141,6 +226,11 @@ describe.each([
       { id: 'a', data: '{"v":3}' },
       { id: 'b', data: '{"v":2}' },
     ]);
+    // A sealed record comes back byte for byte: its checksum still matches.
+    const sealed = encodeEnvelope(makeEnvelope('c', snapshot, 1));
+    await store.save([{ id: 'c', data: sealed }]);
+    expect(readEnvelope('c', (await store.load('c')) as string).trusted).toBe(true);
+    await store.delete(['c']);
     await store.delete(['b', 'never-there']);
     expect(await store.loadAll()).toEqual([{ id: 'a', data: '{"v":3}' }]);
     if (reopen) {

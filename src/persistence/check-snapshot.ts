@@ -249,6 +249,42 @@ export function checkSessionSnapshot(
   };
 }
 
+/**
+ * A stored session whose checksum shows it is exactly what this code saved (readEnvelope's
+ * `trusted`): its shape was right when it was written, so the deep structural check is
+ * skipped. What depends on this process is still checked: each live function is still
+ * defined (the catalog may have changed since), and a loop state is not from newer code.
+ *
+ * Returns: the snapshot to restore and the systemIds it will register.
+ * Throws: `invalid_snapshot` for a live function no longer defined; `snapshot_too_new`.
+ */
+export function trustedSessionSnapshot(
+  sessionId: string,
+  snapshot: unknown,
+  catalog: FunctionCatalog,
+): CheckedSession {
+  const session = snapshot as CheckedSession['snapshot'];
+  const { liveFunctions } = session.context as unknown as { liveFunctions: readonly string[] };
+  for (const name of liveFunctions)
+    if (!catalog.get(name))
+      failCheck(
+        sessionId,
+        `child ${functionChildId(name)}`,
+        `function ${describeValue(name)} is not defined any more`,
+      );
+  const systemIds = [sessionActorId(sessionId)];
+  for (const [childId, child] of Object.entries(session.children)) {
+    if (child.src === 'loop')
+      checkLoopVersion(
+        (child.snapshot as { context: { schemaVersion?: unknown } }).context.schemaVersion,
+        sessionId,
+        `child ${childId}`,
+      );
+    if (child.systemId !== undefined) systemIds.push(child.systemId);
+  }
+  return { snapshot: session, systemIds };
+}
+
 /** A stored session's child, as {@link checkSessionSnapshot} reads it. */
 type StoredChild = PersistedMachine['children'][string];
 

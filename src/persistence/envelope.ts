@@ -6,6 +6,7 @@ import { SYSTEM_MACHINE_VERSION } from '../../machines/system.machine.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { migrateMachineSnapshot } from './machine-migrations.js';
 import { type MigrationRegistry, noMigrations } from './migrations.js';
+import { sealOf, sealRecord } from './record-checksum.js';
 import { plainObjectSchema } from './snapshot-schemas.js';
 
 /** The `format` of every rolebox snapshot record. */
@@ -90,19 +91,49 @@ export function makeEnvelope(
 }
 
 /**
+ * The text a record is stored as: the envelope's JSON, sealed with a checksum of its bytes
+ * (record-checksum.ts) so that a read can tell it is exactly what this code wrote.
+ */
+export function encodeEnvelope(envelope: SnapshotEnvelope): string {
+  return sealRecord(JSON.stringify(envelope));
+}
+
+/** A stored record, read: its envelope, and whether its contents may be trusted. */
+export interface ReadEnvelope {
+  readonly envelope: SnapshotEnvelope;
+  /**
+   * True when the record's checksum matches its bytes and it was written at this code's
+   * schema and machine versions (nothing migrated): the snapshot is exactly what this
+   * code saved, and its deep structural check may be skipped. False for a record without
+   * a checksum or from older versions: it gets the full check.
+   */
+  readonly trusted: boolean;
+}
+
+/**
  * Reads a stored record: parses the JSON, validates the envelope, runs the registered
  * migrations forward from its version, and refuses what this code cannot read.
  *
  * Returns: the current-version envelope.
- * Throws: `invalid_snapshot` (not JSON, wrong shape, a migration missing or failing, a
- * record stored under another id) or `snapshot_too_new` (written by newer code), each
- * naming the record and why. Nothing is restored from a record that throws.
+ * Throws: `invalid_snapshot` (not JSON, a checksum that does not match, wrong shape, a
+ * migration missing or failing, a record stored under another id) or `snapshot_too_new`
+ * (written by newer code), each naming the record and why. Nothing is restored from a
+ * record that throws.
  */
 export function decodeEnvelope(
   recordId: string,
   text: string,
   migrations: MigrationRegistry = noMigrations,
 ): SnapshotEnvelope {
+  return readEnvelope(recordId, text, migrations).envelope;
+}
+
+/** {@link decodeEnvelope}, and whether the record may be trusted ({@link ReadEnvelope}). */
+export function readEnvelope(
+  recordId: string,
+  text: string,
+  migrations: MigrationRegistry = noMigrations,
+): ReadEnvelope {
   const fail = (why: string, details: Record<string, unknown> = {}): never => {
     throw new RoleboxError(
       'invalid_snapshot',
@@ -124,6 +155,8 @@ export function decodeEnvelope(
       { recordId, schemaVersion: version },
     );
   }
+  // After the version: a newer rolebox's record is "too new", whatever its checksum.
+  const sealed = stripChecksum(raw, sealOf(text)) ?? fail(CHECKSUM_BROKEN);
   let envelope = raw;
   if (typeof version === 'number' && version < SNAPSHOT_SCHEMA_VERSION) {
     try {
@@ -141,6 +174,8 @@ export function decodeEnvelope(
   }
   const checked = parsed.data as SnapshotEnvelope;
   let snapshot = checked.snapshot as Record<string, unknown>;
+  // A migrated record is not what this code wrote: it gets the full check.
+  let trusted = sealed && version === SNAPSHOT_SCHEMA_VERSION;
   for (const machine of Object.keys(CURRENT_MACHINE_VERSIONS) as (keyof MachineVersions)[]) {
     const stored = checked.machineVersions[machine];
     const current = CURRENT_MACHINE_VERSIONS[machine];
@@ -151,6 +186,7 @@ export function decodeEnvelope(
         { recordId, machine, stored, current },
       );
     }
+    if (stored !== current) trusted = false;
     // Older machines: rolebox's own migrations bring the snapshot up, one version at a time.
     snapshot =
       migrateMachineSnapshot(machine, snapshot, stored, current) ??
@@ -159,5 +195,26 @@ export function decodeEnvelope(
       );
   }
   if (checked.sessionId !== recordId) fail(`it holds session ${describeValue(checked.sessionId)}`);
-  return { ...checked, machineVersions: CURRENT_MACHINE_VERSIONS, snapshot };
+  return {
+    envelope: { ...checked, machineVersions: CURRENT_MACHINE_VERSIONS, snapshot },
+    trusted,
+  };
+}
+
+/** Why a record whose checksum does not match is refused. */
+const CHECKSUM_BROKEN =
+  'its checksum does not match its bytes (it was changed after rolebox wrote it; remove its "checksum" field to have it checked in full instead)';
+
+/**
+ * Takes the `checksum` field off a parsed record (the envelope has none). Returns whether
+ * the record was sealed, or undefined when its checksum does not match: a broken seal, or
+ * a checksum field that is not where rolebox writes it.
+ */
+function stripChecksum(raw: unknown, seal: ReturnType<typeof sealOf>): boolean | undefined {
+  if (seal === 'broken') return undefined;
+  if (typeof raw !== 'object' || raw === null || !Object.hasOwn(raw, 'checksum'))
+    return seal === 'sealed' ? undefined : false;
+  if (seal !== 'sealed') return undefined;
+  delete (raw as { checksum?: unknown }).checksum;
+  return true;
 }

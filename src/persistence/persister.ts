@@ -1,7 +1,7 @@
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { SessionLease, SnapshotStore, StoredRecord, WakeUp } from '../ports/snapshot-store.js';
 import { refusedIn } from '../ports/store-contract.js';
-import { makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
+import { encodeEnvelope, makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
 import { WrittenWakeUps } from './written-wake-ups.js';
 
 /** What the persister needs from its rolebox. */
@@ -170,7 +170,7 @@ export class Persister {
       const isSystem = id === SYSTEM_RECORD_ID;
       const snapshot = isSystem ? this.#host.systemSnapshot() : this.#host.sessionSnapshot(id);
       if (snapshot === undefined) continue;
-      records.push({ id, data: JSON.stringify(makeEnvelope(id, snapshot, now)) });
+      records.push({ id, data: encodeEnvelope(makeEnvelope(id, snapshot, now)) });
       if (isSystem) continue;
       const lease = this.#host.leaseOf(id);
       if (lease) leases.push(lease);

@@ -1,8 +1,12 @@
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import { loopEffectStateOf, loopEffectsOf, type RoundSettings } from '../loop/effects.js';
-import { checkSessionSnapshot, type SnapshotMachines } from '../persistence/check-snapshot.js';
-import { decodeEnvelope } from '../persistence/envelope.js';
+import {
+  checkSessionSnapshot,
+  type SnapshotMachines,
+  trustedSessionSnapshot,
+} from '../persistence/check-snapshot.js';
+import { readEnvelope } from '../persistence/envelope.js';
 import type { MigrationRegistry } from '../persistence/migrations.js';
 import type { Persister } from '../persistence/persister.js';
 import { reconcileLoopRegistry, withoutSharedSystemIds } from '../persistence/restore.js';
@@ -212,16 +216,20 @@ export class SessionRuntime {
   }
 
   /**
-   * Restores one stored session into the running system: decoded (`decodeEnvelope`: the
-   * envelope and migrations) and checked as a whole (`checkSessionSnapshot`) first, its
+   * Restores one stored session into the running system: decoded (`readEnvelope`: the
+   * checksum, the envelope and migrations) and checked as a whole (`checkSessionSnapshot`)
+   * first, unless its checksum shows it is exactly what this code wrote (then only what
+   * depends on this process is checked: `trustedSessionSnapshot`), its
    * actors clashing with no live ones (or the whole root would be in error), then spawned
    * under its shard (`system.restore_session` on the command path), and the loop registry
    * brought in line with it. Throws a RoleboxError and restores nothing when it cannot.
    */
   #restoreIntoSystem(sessionId: string, stored: string): void {
     const { access, path, machines, catalog, migrations } = this.#host;
-    const envelope = decodeEnvelope(sessionId, stored, migrations);
-    const checked = checkSessionSnapshot(sessionId, envelope.snapshot, machines, catalog);
+    const { envelope, trusted } = readEnvelope(sessionId, stored, migrations);
+    const checked = trusted
+      ? trustedSessionSnapshot(sessionId, envelope.snapshot, catalog)
+      : checkSessionSnapshot(sessionId, envelope.snapshot, machines, catalog);
     const { clashes } = withoutSharedSystemIds([{ sessionId, ...checked }], {
       live: (systemId) =>
         access.actor(systemId) ? (access.sessionOf(systemId) ?? 'a live session') : undefined,
