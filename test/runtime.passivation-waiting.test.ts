@@ -117,6 +117,20 @@ describe('passivateWhenWaiting', () => {
     await h.rb.stop();
   });
 
+  it('releases its claim: another rolebox on the store can take the answer', async () => {
+    const store = new MemorySnapshotStore();
+    const first = await boot({}, store);
+    (await first.rb.openSession({ id: 'ticket-1' })).activate('approval');
+    await first.save();
+    expect(first.lifecycle()).toEqual(['passivated (waiting)']);
+    const second = await boot({}, store);
+    const there = await second.rb.openSession({ id: 'ticket-1', ifOpen: 'reuse' });
+    there.signal({ type: 'answer' });
+    expect(there.view().functions.map((fn) => fn.phase)).toEqual(['active']);
+    await second.rb.stop();
+    await first.rb.stop();
+  });
+
   it('is off with passivateWhenWaiting: false (the session stays live until idleMs)', async () => {
     const h = await boot({ passivateWhenWaiting: false, idleMs: 60_000 });
     const session = await h.rb.openSession({ id: 'ticket-1' });
