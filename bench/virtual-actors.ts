@@ -5,7 +5,8 @@
 //   P6  heap per live idle session with 2 functions ≤ 6 KB; per passivated one ≤ 200 B
 //   P10 start() over 100 000 stored idle sessions ≤ 1 s; stop() with 10 000 live ≤ 1 s
 //   P11 100 000 paused approval workflows (need_approval → passivated): resident ≤ 200 B
-//       each; resuming one (signal answer) ≤ 2× answering a live one
+//       each; resuming one (signal answer) ≤ 2× answering a live one; and with default
+//       options (passivateWhenWaiting on, no clock advanced) ≤ 200 B each, against it off
 // Each part runs in a fresh process (node --expose-gc): a heap figure needs a heap nobody
 // else filled, and a part that builds 100 000 sessions must not colour the timing of the
 // others. Timings are medians of samples that alternate with their baseline, so that drift
@@ -42,8 +43,12 @@ const functions = [
   defineFunction({ name: 'review', continue_until: 'signal_observed(revise_needed)' }),
 ];
 
-/** Options that keep every session live: no idle sweep, no LRU (what P4, P5 measure is not passivation). */
-const keepLive = { idleMs: Number.POSITIVE_INFINITY, maxLiveSessions: 1_000_000 } as const;
+/** Options that keep every session live: no idle sweep, no LRU, no passivation of a paused one (what P4, P5 measure is not passivation). */
+const keepLive = {
+  idleMs: Number.POSITIVE_INFINITY,
+  maxLiveSessions: 1_000_000,
+  passivateWhenWaiting: false,
+} as const;
 
 /** A paused approval workflow: the function is gated on a human answer. */
 function pause(session: SessionHandle): void {
@@ -226,6 +231,8 @@ async function partHeap(): Promise<Record<string, number>> {
     clock,
     idleMs: IDLE_MS,
     maxLiveSessions: 1_000_000,
+    // P6 measures a live session with a gated function: it must not passivate on its save.
+    passivateWhenWaiting: false,
   });
   await rb.start();
   // Warm-up: sessions through the whole cycle, so that lazily built structures exist and
@@ -319,7 +326,8 @@ async function partPaused(count: number): Promise<Record<string, number>> {
   // after (its save, the passivation of the least recently used) is timed with it in
   // `…WithSettle`.
   const store = new SqliteSnapshotStore(sqlite.path);
-  const resumer = createRolebox({ ...options, store });
+  // The baseline answers live paused workflows: they must stay live once saved.
+  const resumer = createRolebox({ ...options, store, passivateWhenWaiting: false });
   await resumer.start();
   const answer = (session: SessionHandle) => session.signal({ type: 'answer', payload: {} });
   const liveNs: number[] = [];
@@ -365,6 +373,33 @@ async function partPaused(count: number): Promise<Record<string, number>> {
 }
 
 // ---------------------------------------------------------------------------------------
+// P11 with default options: paused approval workflows on SQLite, no clock advanced (no idle
+// sweep, under maxLiveSessions): what each keeps resident once its step is saved, with
+// `passivateWhenWaiting` as given (`on`, the default, or `off`, as before it existed).
+
+async function partPausedDefault(mode: string | undefined): Promise<Record<string, number>> {
+  const COUNT = 5_000;
+  const sqlite = sqliteStore();
+  const rb = createRolebox({
+    functions,
+    store: sqlite.store,
+    clock: new SimulatedClock(1_000_000),
+    passivateWhenWaiting: mode !== 'off',
+  });
+  await rb.start();
+  for (let index = 0; index < 1_000; index++) pause(await rb.openSession({ id: `warm${index}` }));
+  await settle(rb);
+  const before = await settledHeap();
+  for (let index = 0; index < COUNT; index++) pause(await rb.openSession({ id: `p${index}` }));
+  await settle(rb);
+  const after = await settledHeap();
+  const live = rb.sessions().length;
+  await rb.stop();
+  await sqlite.done();
+  return { sessions: COUNT, live, residentBytesPerSession: (after - before) / COUNT };
+}
+
+// ---------------------------------------------------------------------------------------
 
 const PARTS = {
   open: () => partOpen(),
@@ -372,6 +407,7 @@ const PARTS = {
   heap: () => partHeap(),
   stop: () => partStop(),
   paused: (count: string | undefined) => partPaused(Number(count ?? 100_000)),
+  pausedDefault: (mode: string | undefined) => partPausedDefault(mode),
 } satisfies Record<string, (arg?: string) => Promise<Record<string, number>>>;
 
 const [, , mode, part, arg] = process.argv;
@@ -392,6 +428,8 @@ if (mode === '--part') {
   // stop() takes one sample per process (it ends the rolebox): five processes.
   const stops = [0, 1, 2, 3, 4].map(() => one<Figures>('stop'));
   const paused = one<Figures>('paused', [process.env.ROLEBOX_BENCH_PAUSED ?? '100000']);
+  const pausedOn = one<Figures>('pausedDefault', ['on']);
+  const pausedOff = one<Figures>('pausedDefault', ['off']);
   const stopMs = median(stops.map((stop) => stop.stopMs as number));
   const figures = (values: Figures) =>
     Object.fromEntries(Object.entries(values).map(([key, value]) => [key, rounded(value)]));
@@ -432,6 +470,17 @@ if (mode === '--part') {
         (paused.resumeWithSettleUs as number) / (paused.liveAnswerWithSettleUs as number),
       ),
       ...figures(paused),
+    },
+    P11default: {
+      measure:
+        'paused approval workflows with default options (SQLite, no clock advanced): JS heap resident per session once saved, passivateWhenWaiting on (default) / off',
+      resident: atMost(pausedOn.residentBytesPerSession as number, 200, 'B'),
+      ratio: rounded(
+        (pausedOn.residentBytesPerSession as number) /
+          (pausedOff.residentBytesPerSession as number),
+      ),
+      on: figures(pausedOn),
+      off: figures(pausedOff),
     },
   });
 }

@@ -181,7 +181,7 @@ afterEach(async () => {
 async function boot(
   store = new MemorySnapshotStore(),
   clock = new SimulatedClock(1_000),
-  options: { maxLiveSessions?: number } = {},
+  options: { maxLiveSessions?: number; passivateWhenWaiting?: boolean } = {},
 ): Promise<World> {
   const rb = createRolebox({
     functions: FUNCTIONS,
@@ -289,7 +289,8 @@ describe('the commands of both handles, enumerated from the handles', () => {
   it('on a session another rolebox drives now: session_owned_elsewhere; once it is closed there: unknown_session', async () => {
     const store = new MemorySnapshotStore();
     const clock = new SimulatedClock(1_000);
-    const a = await boot(store, clock, { maxLiveSessions: 1 });
+    // M (gated) must stay live for the picture: only the LRU limit passivates here.
+    const a = await boot(store, clock, { maxLiveSessions: 1, passivateWhenWaiting: false });
     const foreign = await busySession(a.rb, 'F');
     // Opening a second session passivates F here (at most one live): saved, claim released.
     const mine = await busySession(a.rb, 'M');

@@ -21,7 +21,7 @@ import { errorOf, rejectionOf } from './support/errors.js';
 // the known ones; Object.prototype's names are unknown names like any other.
 
 const ROLEBOX_KNOWN =
-  'known: functions, conditions, clock, ids, limits, inspect, dispatcher, strictSessions, store, saveDebounceMs, migrations, journal, pipeline, idleMs, maxLiveSessions, shards, leaseMs, effects, effectRetry';
+  'known: functions, conditions, clock, ids, limits, inspect, dispatcher, strictSessions, store, saveDebounceMs, migrations, journal, pipeline, idleMs, maxLiveSessions, passivateWhenWaiting, shards, leaseMs, effects, effectRetry';
 
 describe('createRolebox options', () => {
   it('refuses a misspelt option, naming the one meant and the known ones', () => {

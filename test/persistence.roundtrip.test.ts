@@ -50,6 +50,8 @@ async function open(
     functions: functions.map((spec) => defineFunction(spec)),
     limits: LOOP_LIMITS,
     ...(extra.dispatcher ? { dispatcher: extra.dispatcher } : {}),
+    // The original stays live once saved: its live snapshot is what the restore is compared with.
+    passivateWhenWaiting: false,
   });
   await rb.start();
   return { rb, clock };

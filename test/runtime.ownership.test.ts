@@ -32,6 +32,9 @@ async function boot(store: SnapshotStore, at = 0) {
     leaseMs: LEASE_MS,
     idleMs: Number.POSITIVE_INFINITY,
     saveDebounceMs: 0,
+    // These sessions wait for a human (gated): kept live so that each owner holds its claim
+    // (passivated, it would release it, and there would be no contention to test).
+    passivateWhenWaiting: false,
   });
   const events: HostEvent[] = [];
   rb.on('*', (event) => events.push(event));

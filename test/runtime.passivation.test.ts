@@ -43,6 +43,8 @@ async function boot(
     limits?: Partial<RoleboxLimits>;
     at?: number;
     store?: boolean;
+    /** Off for the tests of idle and LRU passivation of a gated session (else it goes at its save). */
+    passivateWhenWaiting?: boolean;
   } = {},
 ) {
   const clock = new SimulatedClock(options.at ?? 0);
@@ -54,6 +56,7 @@ async function boot(
     functions: [approval],
     idleMs: options.idleMs ?? Number.POSITIVE_INFINITY,
     ...(options.maxLiveSessions ? { maxLiveSessions: options.maxLiveSessions } : {}),
+    ...(options.passivateWhenWaiting === false ? { passivateWhenWaiting: false } : {}),
     limits: { interRoundDelayMs: 0, ...options.limits },
   });
   const events: HostEvent[] = [];
@@ -244,7 +247,7 @@ describe('a session passivated mid-loop is woken and finishes with exactly N rou
 describe('passivation', () => {
   it('the least recently used session goes when there are more than maxLiveSessions', async () => {
     const w = world();
-    const b = await boot(w, { maxLiveSessions: 2 });
+    const b = await boot(w, { maxLiveSessions: 2, passivateWhenWaiting: false });
     await b.rb.openSession({ id: 'A' });
     await b.rb.openSession({ id: 'B' });
     await b.rb.openSession({ id: 'C' });
@@ -269,7 +272,7 @@ describe('passivation', () => {
 
   it('a session with no command for idleMs goes; one used meanwhile stays', async () => {
     const w = world();
-    const b = await boot(w, { idleMs: IDLE_MS });
+    const b = await boot(w, { idleMs: IDLE_MS, passivateWhenWaiting: false });
     await b.rb.openSession({ id: 'A' });
     await b.advance(600);
     const other = await b.rb.openSession({ id: 'B' });
@@ -316,7 +319,8 @@ describe('passivation', () => {
     expect(again.view().functions.map((fn) => `${fn.name}: ${fn.phase}`)).toEqual([
       'approval: gated',
     ]);
-    expect(b.lifecycle()).toEqual(['passivated A (idle)', 'activated A (open)']);
+    // A gated session goes once saved (passivateWhenWaiting), before idleMs.
+    expect(b.lifecycle()).toEqual(['passivated A (waiting)', 'activated A (open)']);
     // Live now: a second open is refused, the get-or-open form returns it.
     await expect(b.rb.openSession({ id: 'A' })).rejects.toMatchObject({
       code: 'duplicate_session',

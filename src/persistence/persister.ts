@@ -20,6 +20,8 @@ export interface PersisterHost {
   leaseOf(sessionId: string): SessionLease | undefined;
   /** Sessions whose save the store refused: another process owns them now. */
   onRefused(sessionIds: readonly string[]): void;
+  /** Sessions whose records the store just took (written, not refused): their step is saved. */
+  onSaved?(sessionIds: readonly string[]): void;
   /**
    * Called when a save fails, with the records it was writing (the changes stay pending;
    * the rolebox halts on it, SPEC §6).
@@ -142,6 +144,7 @@ export class Persister {
       this.recordsWritten += records.length;
       this.#wroteWakeUps(wakeUps, leases, refused);
       if (refused.length > 0) this.#host.onRefused(refused);
+      this.#savedSessions(records, refused);
     } catch (error) {
       // Nothing is lost: the records stay dirty and the next flush retries them.
       for (const id of dirty) if (!this.#deleted.has(id)) this.#dirty.add(id);
@@ -178,6 +181,15 @@ export class Persister {
       if (this.#wakeUpsWritten.needsWrite(wakeUp, lease, now)) wakeUps.push(wakeUp);
     }
     return { records, wakeUps, leases };
+  }
+
+  /** Tells the host which sessions' records the store took (not the system record, not refused ones). */
+  #savedSessions(records: readonly StoredRecord[], refused: readonly string[]): void {
+    if (!this.#host.onSaved) return;
+    const saved = records
+      .map((record) => record.id)
+      .filter((id) => id !== SYSTEM_RECORD_ID && !refused.includes(id));
+    if (saved.length > 0) this.#host.onSaved(saved);
   }
 
   /** Remembers the wake-ups the store took; a refused session's is forgotten. */

@@ -157,6 +157,8 @@ export class SessionStepEngine {
         saveDebounceMs: 0,
         ...(input.inspect ? { inspect: input.inspect } : {}),
         idleMs: Number.POSITIVE_INFINITY,
+        // It lives for one step and stores what it leaves: passivating mid-step is wasted work.
+        passivateWhenWaiting: false,
       },
       this.#machines,
     );

@@ -115,6 +115,14 @@ export interface RoleboxOptions {
    * 30 s), so the count may exceed this briefly rather than undo work.
    */
   readonly maxLiveSessions?: number;
+  /**
+   * With a store that answers at once (`immediate`, as the built-in ones do): a session left
+   * waiting for a human (in `waiting_user`, or with a gated function) is passivated as soon
+   * as the step that left it so is saved, rather than after `idleMs` (default true). Its
+   * answer activates it again, through the same handle. Nothing is passivated while its
+   * loop runs or one of its effect handlers runs.
+   */
+  readonly passivateWhenWaiting?: boolean;
   /** Shard actors under the root; sessions are spread over them by a hash of their id (default 256, `DEFAULT_SHARDS`). */
   readonly shards?: number;
   /** With a store: how long this process's claim on a session lasts unless renewed (default 30 000). */
@@ -146,6 +154,7 @@ export interface ResolvedOptions {
   readonly pipeline: Pipeline | undefined;
   readonly idleMs: number;
   readonly maxLiveSessions: number;
+  readonly passivateWhenWaiting: boolean;
   readonly shards: number;
   readonly leaseMs: number;
   readonly effects: EffectHandlers;
@@ -169,6 +178,7 @@ export const ROLEBOX_OPTION_NAMES: readonly string[] = Object.keys({
   pipeline: true,
   idleMs: true,
   maxLiveSessions: true,
+  passivateWhenWaiting: true,
   shards: true,
   leaseMs: true,
   effects: true,
@@ -212,7 +222,7 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
       `pipeline must be created with createPipeline(), got ${describeValue(options.pipeline)}`,
     );
   }
-  for (const name of ['strictSessions', 'journal'] as const) {
+  for (const name of ['strictSessions', 'journal', 'passivateWhenWaiting'] as const) {
     const value = options[name];
     if (value !== undefined && typeof value !== 'boolean')
       throw new RoleboxError(
@@ -247,6 +257,7 @@ export function resolveRoleboxOptions(options: RoleboxOptions): ResolvedOptions 
   return {
     idleMs,
     maxLiveSessions: whole('maxLiveSessions', options.maxLiveSessions, 10_000, 1),
+    passivateWhenWaiting: options.passivateWhenWaiting !== false,
     shards: whole('shards', options.shards, DEFAULT_SHARDS, 1),
     leaseMs: whole('leaseMs', options.leaseMs, 30_000, 10),
     catalog: new FunctionCatalog(options.functions ?? [], options.conditions),

@@ -169,6 +169,7 @@ export class Rolebox {
           wakeUpOf: (sessionId) => this.#runtime.wakeUpOf(sessionId),
           leaseOf: (sessionId) => access.directory.get(sessionId)?.lease,
           onRefused: (sessionIds) => this.#runtime.drop(sessionIds),
+          onSaved: (sessionIds) => this.#runtime.saved(sessionIds),
           onError: (error, sessionIds) => this.#halt(error, sessionIds),
         })
       : undefined;
@@ -193,6 +194,7 @@ export class Rolebox {
       {
         idleMs: resolved.idleMs,
         maxLiveSessions: resolved.maxLiveSessions,
+        passivateWhenWaiting: resolved.passivateWhenWaiting,
         leaseMs: resolved.leaseMs,
         owner: this.#owner,
         round: {

@@ -1,3 +1,4 @@
+import { topStateOf } from '../base/state-value.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import type { FunctionCatalog } from '../function/catalog.js';
 import { loopEffectStateOf, loopEffectsOf, type RoundSettings } from '../loop/effects.js';
@@ -31,6 +32,8 @@ export interface SessionRuntimeSettings {
   readonly idleMs: number;
   /** Above this many live sessions, the least recently used ones are passivated (default 10 000). */
   readonly maxLiveSessions: number;
+  /** Passivate a session as soon as the step that left it waiting for a human is saved. */
+  readonly passivateWhenWaiting: boolean;
   /** How long a claim on a session lasts before it must be renewed (default 30 s). */
   readonly leaseMs: number;
   /** Who this process is, for the claims it takes. */
@@ -58,8 +61,14 @@ export type LifecycleEvent =
   | {
       readonly type: 'session_passivated';
       readonly sessionId: string;
-      readonly reason: 'idle' | 'lru';
+      readonly reason: PassivationReason;
     };
+
+/**
+ * Why a session was passivated: no command for `idleMs`, over `maxLiveSessions`, or left
+ * waiting for a human once its step was saved (`passivateWhenWaiting`).
+ */
+export type PassivationReason = 'idle' | 'lru' | 'waiting';
 
 /** What the runtime needs of its rolebox. */
 export interface SessionRuntimeHost {
@@ -399,7 +408,7 @@ export class SessionRuntime {
    * read, an idle cycle) or used while it was being saved stays live.
    * Returns: whether it was passivated.
    */
-  passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
+  passivate(sessionId: string, reason: PassivationReason): Promise<boolean> {
     // The LRU limit (on every activation) and the idle sweep ask again for each session
     // until it is gone: asked again for the same use of it, the passivation in flight is
     // the answer. Starting another would save and flush it once more per ask, and with
@@ -419,13 +428,16 @@ export class SessionRuntime {
     return done;
   }
 
-  async #passivate(sessionId: string, reason: 'idle' | 'lru'): Promise<boolean> {
+  async #passivate(sessionId: string, reason: PassivationReason): Promise<boolean> {
     const { access, persister } = this.#host;
     const entry = access.directory.get(sessionId);
     if (!entry || !this.#persistent || !this.#mayPassivate(sessionId)) return false;
     const usedAt = entry.lastUsedAt;
-    persister?.mark(sessionId);
-    await persister?.flush();
+    // A session passivated because its step was just saved needs no second save of the same.
+    if (reason !== 'waiting' || persister?.isPending(sessionId)) {
+      persister?.mark(sessionId);
+      await persister?.flush();
+    }
     if (this.#stopped || access.directory.get(sessionId)?.lastUsedAt !== usedAt) return false;
     // Busy again, or changed while it was being saved: it stays live.
     if (!this.#mayPassivate(sessionId) || persister?.isPending(sessionId)) return false;
@@ -439,6 +451,42 @@ export class SessionRuntime {
     this.#host.emit({ type: 'session_passivated', sessionId, reason });
     if (entry.lease) await this.#host.store?.release([entry.lease]);
     return true;
+  }
+
+  /**
+   * After a save (the persister's `onSaved`): each of `sessionIds` that the step just saved
+   * left waiting for a human, with nothing else in flight, is passivated
+   * (`passivateWhenWaiting`). Only with a store that activates at once, so that a handle's
+   * next call (the answer) activates it transparently.
+   */
+  saved(sessionIds: readonly string[]): void {
+    const { persister, store } = this.#host;
+    if (!this.#settings.passivateWhenWaiting || this.#stopped || !store?.immediate) return;
+    for (const sessionId of sessionIds) {
+      // Changed again since (a later step is pending): its own save decides.
+      if (persister?.isPending(sessionId) || !this.#waitsForHuman(sessionId)) continue;
+      void this.passivate(sessionId, 'waiting').catch((error: Error) =>
+        this.#host.report(error, sessionId),
+      );
+    }
+  }
+
+  /**
+   * Whether live session `sessionId` waits for a human and for nothing else: in
+   * `waiting_user`, or not running with a gated function; no loop, no effect still to
+   * settle (an activation delivers a host's effects again: the host would see them twice).
+   */
+  #waitsForHuman(sessionId: string): boolean {
+    const { access } = this.#host;
+    const session = access.sessionActor(sessionId)?.getSnapshot();
+    if (!session || session.context.activeLoopId !== null) return false;
+    if (session.context.pendingEffects.some((entry) => entry.status !== 'failed')) return false;
+    const phase = topStateOf(session.value);
+    if (phase === 'waiting_user') return true;
+    if (phase === 'running') return false;
+    return session.context.liveFunctions.some(
+      (name) => access.readFunction(sessionId, name)?.phase === 'gated',
+    );
   }
 
   /** Stops the timers and every wake-up; the claims are left to run out. */
