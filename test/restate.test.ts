@@ -116,12 +116,16 @@ function restateSide(rig: RestateRig): Side {
 function normalized(value: unknown): unknown {
   if (typeof value === 'number') return value >= 1_000 ? '<time>' : value;
   if (typeof value === 'string')
-    return value
-      .replace(/loop_[A-Za-z0-9_-]{8,21}/g, '<loop>')
-      .replace(/worker_<loop>:\d+|worker-\d+/g, '<worker>')
-      .replace(/task_<loop>:\d+|task-\d+/g, '<task>')
-      .replace(/duration=\d+(\.\d+)?s/g, 'duration=<d>')
-      .replace(/\(\d+(\.\d+)?s,/g, '(<d>,');
+    return (
+      value
+        .replace(/loop_[A-Za-z0-9_-]{8,21}/g, '<loop>')
+        .replace(/worker_<loop>:\d+|worker-\d+/g, '<worker>')
+        .replace(/task_<loop>:\d+|task-\d+/g, '<task>')
+        .replace(/duration=\d+(\.\d+)?s/g, 'duration=<d>')
+        .replace(/\(\d+(\.\d+)?s,/g, '(<d>,')
+        // Each side draws its own incarnation nonce (seeded here, Restate's rand there).
+        .replace(/:[0-9A-Za-z_-]{12,21}:e(\d+)\b/g, ':<nonce>:e$1')
+    );
   if (Array.isArray(value)) return value.map(normalized);
   if (typeof value === 'object' && value !== null)
     return Object.fromEntries(

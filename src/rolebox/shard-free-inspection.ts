@@ -20,7 +20,11 @@ function isShard(ref: InspectedRef | undefined): ref is InspectedRef & { _parent
 
 /** `ref` as seen with `parent` for its parent (the real actor stays the prototype). */
 function reparented(ref: InspectedRef, parent: InspectedRef): InspectedRef {
-  return Object.create(ref, { _parent: { value: parent } });
+  // Configurable and writable, as an actor's own `_parent` is: a view over this one (the
+  // Restate step inspection's Proxy) may then answer its own parent for it.
+  return Object.create(ref, {
+    _parent: { value: parent, configurable: true, writable: true, enumerable: true },
+  });
 }
 
 /**
