@@ -188,7 +188,9 @@ describe('rolebox send', () => {
     await storeSession('s1');
     const refused = await send('s1', 'approveAll', 'd1');
     expect(refused.code).toBe(USAGE_EXIT_CODE);
-    expect(refused.err).toContain('unknown command "approveAll"; the commands are: send, toolCall,');
+    expect(refused.err).toContain(
+      'unknown command "approveAll"; the commands are: send, toolCall,',
+    );
     for (const name of SEND_COMMANDS.keys()) expect(refused.err).toContain(name);
   });
 
