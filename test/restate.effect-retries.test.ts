@@ -5,7 +5,6 @@
 // and the session gets `runtime_failed`. The event sink sees `effect_started`,
 // `effect_failed` and `effect_settled` in the order an in-process rolebox emits them for the
 // same handler, on the simulated clock.
-import { rmSync } from 'node:fs';
 import * as restate from '@restatedev/restate-sdk';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
 import {
@@ -15,19 +14,20 @@ import {
   type RuntimeEvent,
 } from '../src/index.js';
 import {
-  createRestateRolebox,
   type HostEventBatch,
-  type ListeningEndpoint,
-  type LocalRestateServer,
-  type RestateRolebox,
   roleboxEffectService,
   serveRoleboxOnRestate,
-  startLocalRestateServer,
   type WireHostEvent,
 } from '../src/restate/index.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
-import { restateUnavailable } from './support/restate.js';
+import {
+  HandlerGate,
+  restateUnavailable,
+  type ServedRestate,
+  startServedRestate,
+  sunkEvents,
+} from './support/restate.js';
 
 const unavailable = restateUnavailable();
 if (unavailable) console.log(`skipping the Restate effect retry tests: ${unavailable}`);
@@ -118,31 +118,23 @@ async function inProcess(sessionId: string) {
 }
 
 describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
-  let server: LocalRestateServer;
-  let endpoint: ListeningEndpoint;
-  let client: RestateRolebox;
+  let rig: ServedRestate;
   /** The attempts the handler was called with, by session id. */
   const calls = new Map<string, number[]>();
   const batches: HostEventBatch[] = [];
-  let releaseThird: () => void = () => {};
-  const third = { started: Promise.resolve(), released: Promise.resolve() };
-  let thirdStarted: () => void = () => {};
-  let releaseMoved: () => void = () => {};
-  const moved = { started: Promise.resolve(), released: Promise.resolve() };
-  let movedStarted: () => void = () => {};
+  const third = new HandlerGate();
+  const moved = new HandlerGate();
 
   const effects = roleboxEffectService('retry-effects', {
     run_worker: async (effect, _ctx, { attempt, sessionId }) => {
       calls.set(sessionId, [...(calls.get(sessionId) ?? []), attempt]);
       if (sessionId === 'flaky' && attempt === 3) {
         // The third attempt waits here, so the test sees it running.
-        thirdStarted();
-        await third.released;
+        await third.reach();
       }
       if (sessionId === 'moved') {
         // Its first attempt waits here while the host answers the effect, then throws.
-        movedStarted();
-        await moved.released;
+        await moved.reach();
         throw new Error('too late');
       }
       return workerAttempt(sessionId, attempt, effect.workerId);
@@ -164,41 +156,25 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
   });
 
   /** The host events the sink received for a session, one per batch `seq`, in order. */
-  const sunk = (sessionId: string) => {
-    const bySeq = new Map<number, HostEventBatch>();
-    for (const batch of batches) if (batch.sessionId === sessionId) bySeq.set(batch.seq, batch);
-    return [...bySeq.values()].sort((a, b) => a.seq - b.seq).flatMap((batch) => batch.events);
-  };
+  const sunk = (sessionId: string) => sunkEvents(batches, sessionId);
 
   beforeAll(async () => {
-    server = await startLocalRestateServer({
-      env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' },
-    });
-    endpoint = await served.listen(0);
-    await server.register(endpoint.url);
-    client = createRestateRolebox({ ingressUrl: server.ingressUrl });
+    rig = await startServedRestate(served);
   }, PROCESS_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
-    releaseThird();
-    releaseMoved();
-    await endpoint?.close().catch(() => {});
-    await server?.stop();
-    if (server) rmSync(server.baseDir, { recursive: true, force: true });
+    third.release();
+    moved.release();
+    await rig?.stop();
   }, PROCESS_TEST_TIMEOUT_MS);
 
   it(
     'retries a handler that failed twice, counting its attempts in the object, and applies the third attempt once',
     async () => {
-      third.started = new Promise<void>((resolve) => {
-        thirdStarted = resolve;
-      });
-      third.released = new Promise<void>((resolve) => {
-        releaseThird = resolve;
-      });
-      const session = await client.openSession({ id: 'flaky' });
+      third.arm();
+      const session = await rig.client.openSession({ id: 'flaky' });
       await approveWorker(session);
-      await third.started;
+      await third.reached;
       // While the third attempt runs, the object's outbox says so, with the last error.
       expect((await session.view()).pendingEffects).toEqual([
         expect.objectContaining({
@@ -208,7 +184,7 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
           lastError: 'flaky #2',
         }),
       ]);
-      releaseThird();
+      third.release();
       await expect
         .poll(async () => (await session.view()).waitingReason?.kind, { timeout: 60_000 })
         .toBe('worker_questions');
@@ -236,7 +212,7 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
   it(
     'fails the effect and the session after the last attempt, and never calls the handler again',
     async () => {
-      const session = await client.openSession({ id: 'broken' });
+      const session = await rig.client.openSession({ id: 'broken' });
       await approveWorker(session);
       await expect
         .poll(async () => (await session.view()).phase, { timeout: 60_000 })
@@ -279,7 +255,7 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
   it(
     'fails the effect at once for a TerminalError, whatever attempts are left',
     async () => {
-      const session = await client.openSession({ id: 'refused' });
+      const session = await rig.client.openSession({ id: 'refused' });
       await approveWorker(session);
       await expect
         .poll(async () => (await session.view()).phase, { timeout: 60_000 })
@@ -300,15 +276,10 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
   it(
     'ignores the failure of an attempt whose effect the session settled meanwhile, and attempts it no more',
     async () => {
-      moved.started = new Promise<void>((resolve) => {
-        movedStarted = resolve;
-      });
-      moved.released = new Promise<void>((resolve) => {
-        releaseMoved = resolve;
-      });
-      const session = await client.openSession({ id: 'moved' });
+      moved.arm();
+      const session = await rig.client.openSession({ id: 'moved' });
       await approveWorker(session);
-      await moved.started;
+      await moved.reached;
       // The host answers the effect while its handler still runs.
       await session.send({
         type: 'worker_started',
@@ -316,7 +287,7 @@ describe.skipIf(unavailable !== undefined)('effect retries on Restate', () => {
         acceptanceMode: 'user_confirmed',
       });
       expect((await session.view()).pendingEffects).toEqual([]);
-      releaseMoved();
+      moved.release();
       await expect.poll(() => sunk('moved').length, { timeout: 30_000 }).toBeGreaterThan(0);
       // Longer than every backoff: the failed attempt changed nothing, and none followed.
       await new Promise((resolve) => setTimeout(resolve, 1_000));

@@ -3,35 +3,27 @@
 // outside the session's exclusive handler (the session answers while a handler runs); the
 // handler's events come back to the session object and are applied once; an endpoint that
 // goes away while a handler runs resumes it, its journaled model call not made again.
-import { rmSync } from 'node:fs';
 import { afterAll, beforeAll, describe, expect, it } from 'vitest';
-import {
-  createRestateRolebox,
-  type ListeningEndpoint,
-  type LocalRestateServer,
-  type RestateRolebox,
-  roleboxEffectService,
-  serveRoleboxOnRestate,
-  startLocalRestateServer,
-} from '../src/restate/index.js';
+import { roleboxEffectService, serveRoleboxOnRestate } from '../src/restate/index.js';
 import { plainEffectIds } from './support/effect-ids.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
-import { restateUnavailable } from './support/restate.js';
+import {
+  HandlerGate,
+  restateUnavailable,
+  type ServedRestate,
+  startServedRestate,
+} from './support/restate.js';
 
 const unavailable = restateUnavailable();
 if (unavailable) console.log(`skipping the Restate effect tests: ${unavailable}`);
 
 describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
-  let server: LocalRestateServer;
-  let endpoint: ListeningEndpoint;
-  let client: RestateRolebox;
+  let rig: ServedRestate;
   /** Model calls made (inside ctx.run), by effect id. */
   const modelCalls = new Map<string, number>();
   /** Invocation attempts of the effect service, by effect id. */
   const attempts = new Map<string, number>();
-  let releaseWorker: () => void = () => {};
-  let workerStarted: () => void = () => {};
-  const workerGate = { started: Promise.resolve(), released: Promise.resolve() };
+  const workerGate = new HandlerGate();
 
   const effects = roleboxEffectService('test-effects', {
     invoke_main_agent: async (effect, ctx) => {
@@ -64,8 +56,7 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
         return 'roses are red';
       });
       // The first attempt waits here, its model call journaled, until the test lets it go.
-      workerStarted();
-      await workerGate.released;
+      await workerGate.reach();
       return [
         { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
         { type: 'worker_needs_input', workerId: effect.workerId, questions: [text] },
@@ -78,30 +69,19 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
   });
 
   beforeAll(async () => {
-    server = await startLocalRestateServer({
-      env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' },
-    });
-    endpoint = await served.listen(0);
-    await server.register(endpoint.url);
-    client = createRestateRolebox({ ingressUrl: server.ingressUrl });
+    rig = await startServedRestate(served);
   }, PROCESS_TEST_TIMEOUT_MS);
 
   afterAll(async () => {
-    await endpoint?.close().catch(() => {});
-    await server?.stop();
-    if (server) rmSync(server.baseDir, { recursive: true, force: true });
+    workerGate.release();
+    await rig?.stop();
   }, PROCESS_TEST_TIMEOUT_MS);
 
   it(
     'runs each effect in its own invocation, applies its events once, and resumes one whose endpoint went away',
     async () => {
-      workerGate.started = new Promise<void>((resolve) => {
-        workerStarted = resolve;
-      });
-      workerGate.released = new Promise<void>((resolve) => {
-        releaseWorker = resolve;
-      });
-      const session = await client.openSession({ id: 'S' });
+      workerGate.arm();
+      const session = await rig.client.openSession({ id: 'S' });
       await session.send({
         type: 'session_started',
         availableSkills: [{ name: 'write' }],
@@ -118,7 +98,7 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
       expect((await session.view()).pendingEffects).toEqual([]);
 
       await session.send({ type: 'user_approved_next_step', decisionId: 'd1' });
-      await workerGate.started;
+      await workerGate.reached;
       // The handler runs outside the session's exclusive handler: the session answers.
       const during = await session.view();
       expect(plainEffectIds(during.pendingEffects)).toEqual([
@@ -131,9 +111,7 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
 
       // The endpoint goes away while the handler waits; it comes back, Restate retries the
       // invocation, the journaled model call answers from the journal.
-      await endpoint.close();
-      releaseWorker();
-      endpoint = await served.listen(endpoint.port);
+      await rig.restartEndpoint(() => workerGate.release());
       await expect
         .poll(async () => (await session.view()).waitingReason?.kind, { timeout: 60_000 })
         .toBe('worker_questions');
@@ -155,7 +133,7 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
         availableSkills: [{ name: 'write' }],
         initialSkill: 'write',
       } as const;
-      const first = await client.openSession({ id: 'R' });
+      const first = await rig.client.openSession({ id: 'R' });
       await first.send(started);
       const [effect] = (await first.send({ type: 'user_submitted_input', text: 'a poem' })).effects;
       await expect.poll(async () => (await first.view()).phase, { timeout: 30_000 }).toBe('error');
@@ -168,7 +146,7 @@ describe.skipIf(unavailable !== undefined)('session effects on Restate', () => {
       // Had its decision been applied, it would have settled the effect: it failed instead.
       expect(failed.pendingEffects).toEqual([expect.objectContaining({ status: 'failed' })]);
       await first.close();
-      const again = await client.openSession({ id: 'R' });
+      const again = await rig.client.openSession({ id: 'R' });
       await again.send(started);
       const [next] = (await again.send({ type: 'user_submitted_input', text: 'a poem' })).effects;
       expect(plainEffectIds(next?.id)).toBe('R:e1');

@@ -166,11 +166,7 @@ export async function startRestateRig(
   // A batch may arrive twice (the server died after running the sink, before recording
   // that it had): a consumer keeps one per (session, seq), as this one does. The same event
   // in two batches would still show twice.
-  const eventsOf = (sessionId: string) => {
-    const bySeq = new Map<number, HostEventBatch>();
-    for (const batch of batches) if (batch.sessionId === sessionId) bySeq.set(batch.seq, batch);
-    return [...bySeq.values()].sort((a, b) => a.seq - b.seq).flatMap((batch) => batch.events);
-  };
+  const eventsOf = (sessionId: string) => sunkEvents(batches, sessionId);
   let bound = endpoint;
   let open = true;
   return {
@@ -222,4 +218,91 @@ export async function startRestateRig(
       rmSync(server.baseDir, { recursive: true, force: true });
     },
   };
+}
+
+/** A server on free ports with one endpoint registered, and a client through its ingress. */
+export interface ServedRestate {
+  readonly server: LocalRestateServer;
+  /** The endpoint now serving (replaced by `restartEndpoint`). */
+  readonly endpoint: ListeningEndpoint;
+  readonly client: RestateRolebox;
+  /** Closes the endpoint (its invocations in flight fail) and serves it again on its port. */
+  restartEndpoint(between?: () => void): Promise<void>;
+  stop(): Promise<void>;
+}
+
+/** Starts a server whose retries come within a second, serves `served` on it and registers it. */
+export async function startServedRestate(served: {
+  listen(port: number): Promise<ListeningEndpoint>;
+}): Promise<ServedRestate> {
+  const server = await startLocalRestateServer({
+    env: { RESTATE_DEFAULT_RETRY_POLICY__MAX_INTERVAL: '1s' },
+  });
+  let endpoint: ListeningEndpoint | undefined;
+  try {
+    endpoint = await served.listen(0);
+    await server.register(endpoint.url);
+  } catch (error) {
+    await endpoint?.close().catch(() => {});
+    await server.stop();
+    rmSync(server.baseDir, { recursive: true, force: true });
+    throw error;
+  }
+  let bound = endpoint;
+  return {
+    server,
+    get endpoint() {
+      return bound;
+    },
+    client: createRestateRolebox({ ingressUrl: server.ingressUrl }),
+    restartEndpoint: async (between) => {
+      await bound.close();
+      between?.();
+      bound = await served.listen(bound.port);
+    },
+    stop: async () => {
+      await bound.close().catch(() => {});
+      await server.stop();
+      rmSync(server.baseDir, { recursive: true, force: true });
+    },
+  };
+}
+
+/**
+ * A place a handler waits at until the test lets it go: `arm()` before the run, the handler
+ * calls `reach()`, the test awaits `reached` and calls `release()`.
+ */
+export class HandlerGate {
+  reached: Promise<void> = Promise.resolve();
+  private passed: Promise<void> = Promise.resolve();
+  private onReach: () => void = () => {};
+  private onRelease: () => void = () => {};
+
+  /** Makes the next `reach()` wait until `release()`. */
+  arm(): void {
+    this.reached = new Promise<void>((resolve) => {
+      this.onReach = resolve;
+    });
+    this.passed = new Promise<void>((resolve) => {
+      this.onRelease = resolve;
+    });
+  }
+
+  /** Called by the handler: says it is here, and waits to be let go. */
+  reach(): Promise<void> {
+    this.onReach();
+    return this.passed;
+  }
+
+  /** Lets the waiting handler go on. */
+  release(): void {
+    this.onRelease();
+  }
+}
+
+/** The events in a sink's batches for one session, one batch per `seq`, in order. */
+export function sunkEvents(batches: readonly HostEventBatch[], sessionId: string): WireHostEvent[] {
+  const bySeq = new Map<number, HostEventBatch>();
+  for (const batch of batches) if (batch.sessionId === sessionId) bySeq.set(batch.seq, batch);
+  return [...bySeq.values()].sort((a, b) => a.seq - b.seq).flatMap((batch) => batch.events);
 }
