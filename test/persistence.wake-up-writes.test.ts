@@ -7,6 +7,7 @@ import { Persister } from '../src/persistence/persister.js';
 import { sameWakeUp, WrittenWakeUps } from '../src/persistence/written-wake-ups.js';
 import type { SessionLease, WakeUp } from '../src/ports/snapshot-store.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { APPROVE_POET, poemWritten, UNTIL_POET_APPROVAL } from './support/poem-flow.js';
 
 const LEASE: SessionLease = { sessionId: 's', token: 7 };
 
@@ -78,33 +79,16 @@ describe('a pending effect and its wake-up row', () => {
           dueWhileRunning.push(await store.loadWakeUps({ dueBy: clock.now() }));
           // Time passes while it runs: its result is saved at a later `now`.
           clock.advance(50);
-          const draft = ctx.session.artifacts.write({
-            name: 'poem',
-            workerId: effect.workerId,
-            content: 'roses',
-          });
-          return [
-            { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
-            { type: 'worker_completed', artifactId: draft.id },
-          ];
+          return poemWritten(ctx.session, effect.workerId);
         },
       },
     });
     await rb.start();
     const session = await rb.openSession({ id: 'S' });
-    session.send({
-      type: 'session_started',
-      availableSkills: [{ name: 'write' }],
-      initialSkill: 'write',
-    });
-    session.send({ type: 'user_submitted_input', text: 'a poem' });
-    session.send({
-      type: 'main_agent_decision_created',
-      decision: { id: 'd1', kind: 'run_worker', workerId: 'poet', requiresApproval: true },
-    });
+    for (const event of UNTIL_POET_APPROVAL) session.send(event);
     await rb.flush();
     store.wakeUpWrites.length = 0;
-    session.send({ type: 'user_approved_next_step', decisionId: 'd1' });
+    session.send(APPROVE_POET);
     await settle(10);
     // A restart while the handler runs finds the session due.
     expect(dueWhileRunning).toEqual([[{ sessionId: 'S', at: 1_000 }]]);

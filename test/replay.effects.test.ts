@@ -12,6 +12,7 @@ import {
   seededIdSource,
   settle,
 } from '../src/testing/index.js';
+import { poemWritten } from './support/poem-flow.js';
 
 /**
  * Records a run in which the main agent's handler fails once and then decides; the approved
@@ -36,17 +37,7 @@ async function recordRunWithEffects(): Promise<{ run: RecordedRun; events: HostE
           },
         ];
       },
-      run_worker: (effect, ctx) => {
-        const art = ctx.session.artifacts.write({
-          name: 'poem',
-          workerId: effect.workerId,
-          content: 'roses',
-        });
-        return [
-          { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
-          { type: 'worker_completed', artifactId: art.id },
-        ];
-      },
+      run_worker: (effect, ctx) => poemWritten(ctx.session, effect.workerId),
     },
   });
   const events: HostEvent[] = [];

@@ -20,6 +20,7 @@ import {
   type WireHostEvent,
 } from '../src/restate/index.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { APPROVE_POET, UNTIL_POET_APPROVAL } from './support/poem-flow.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import {
   HandlerGate,
@@ -79,17 +80,7 @@ interface Sendable {
 
 /** Opens the flow up to the approval of d1 (run_worker poet), and approves it. */
 async function approveWorker(session: Sendable): Promise<void> {
-  await session.send({
-    type: 'session_started',
-    availableSkills: [{ name: 'write' }],
-    initialSkill: 'write',
-  });
-  await session.send({ type: 'user_submitted_input', text: 'a poem' });
-  await session.send({
-    type: 'main_agent_decision_created',
-    decision: { id: 'd1', kind: 'run_worker', workerId: 'poet', requiresApproval: true },
-  });
-  await session.send({ type: 'user_approved_next_step', decisionId: 'd1' });
+  for (const event of [...UNTIL_POET_APPROVAL, APPROVE_POET]) await session.send(event);
 }
 
 /** The same flow in process, on the simulated clock: its effect sequence and final view. */

@@ -12,6 +12,7 @@ import {
 } from '../src/index.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { plainEffectIds } from './support/effect-ids.js';
+import { poemWritten } from './support/poem-flow.js';
 
 async function boot(
   effects: EffectHandlers,
@@ -77,15 +78,7 @@ describe('effect handlers', () => {
             key: ctx.idempotencyKey,
             storedWithIt: (store.records.get('S') ?? '').includes(`"id":"${effect.id}"`),
           });
-          const art = ctx.session.artifacts.write({
-            name: 'poem',
-            workerId: effect.workerId,
-            content: 'roses',
-          });
-          return [
-            { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
-            { type: 'worker_completed', artifactId: art.id },
-          ];
+          return poemWritten(ctx.session, effect.workerId);
         },
       },
       { store },
