@@ -285,7 +285,7 @@ describe('entry points', () => {
       'createPipeline limits: unknown limit "maxStep" (did you mean "maxSteps"?); known: maxSteps, dedupeWindowMs, scopeLockMs, windowTtlMs, guardTtlMs, lockRetryMs, runHistory, maxDedupeKeys, maxScopeLocks, maxWindows, maxGuardLanes',
     );
     expect(errorOf(() => testPipeline([], { polices: [] } as never)).message).toBe(
-      'createPipeline options: unknown option "polices" (did you mean "policies"?); known: policies, store, sourceEvents, guards, clock, ids, limits, telemetry, onError',
+      'createPipeline options: unknown option "polices" (did you mean "policies"?); known: policies, store, sourceEvents, guards, guardState, clock, ids, limits, telemetry, onError',
     );
     expect(errorOf(() => testPipeline([], { telemetry: { meter: {} } } as never)).message).toBe(
       'createPipeline telemetry: unknown option "meter" (did you mean "meterProvider"?); known: meterProvider, tracerProvider',

@@ -117,4 +117,11 @@ export {
   type SourceEventStore,
   type SourceEventStoreBounds,
 } from './source-event-store.js';
+export { GUARD_LANE_PREFIX, StoreGuardBackend } from './store-guard-backend.js';
+export {
+  DEDUPE_PREFIX,
+  StoreSourceEventStore,
+  WINDOW_PREFIX,
+} from './store-source-event-store.js';
+export { PIPELINE_STATE_FORMAT } from './stored-expiring-records.js';
 export { PIPELINE_METRICS, PIPELINE_SPANS, type TelemetryOptions } from './telemetry.js';

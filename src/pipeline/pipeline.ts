@@ -22,6 +22,8 @@ import { roleboxSendPolicy, type SystemTarget } from './rolebox-send.js';
 import { type PipelineRun, runChain } from './scheduler.js';
 import { ScopeQueues } from './scope-queues.js';
 import { InMemorySourceEventStore, type SourceEventStore } from './source-event-store.js';
+import { StoreGuardBackend } from './store-guard-backend.js';
+import { StoreSourceEventStore } from './store-source-event-store.js';
 import { PipelineTelemetry, type TelemetryOptions } from './telemetry.js';
 
 /** Options of {@link createPipeline}. */
@@ -34,6 +36,13 @@ export interface PipelineOptions {
   readonly sourceEvents?: SourceEventStore;
   /** Guard lanes: debounce, throttle, outer timeout, idempotency (default: in memory). */
   readonly guards?: GuardBackend;
+  /**
+   * Where the default backends keep dedupe marks, windows and guard lanes: `'memory'`
+   * (the default; bounded by `limits`, lost with the process) or `'store'` (records
+   * `$pipeline:dedupe:*`, `$pipeline:window:*`, `$pipeline:guard:*` in `store`, so they
+   * survive a restart; one process per store). `sourceEvents` / `guards` given win.
+   */
+  readonly guardState?: 'memory' | 'store';
   readonly clock?: Clock;
   readonly ids?: IdSource;
   readonly limits?: Partial<PipelineLimits>;
@@ -77,6 +86,7 @@ const PIPELINE_OPTION_NAMES = Object.keys({
   store: true,
   sourceEvents: true,
   guards: true,
+  guardState: true,
   clock: true,
   ids: true,
   limits: true,
@@ -101,6 +111,42 @@ function requireMethods(name: string, value: unknown, methods: readonly string[]
       { option: name },
     );
   }
+}
+
+/**
+ * The backends used where the caller brings none, as `guardState` says. Throws:
+ * `invalid_argument` naming a `guardState` that is neither `'memory'` nor `'store'`, or
+ * `'store'` without a `store`.
+ */
+function defaultBackends(
+  options: PipelineOptions,
+  clock: Clock,
+  limits: PipelineLimits,
+): { sourceEvents(): SourceEventStore; guards(): GuardBackend } {
+  const { guardState = 'memory', store } = options;
+  if (guardState !== 'memory' && guardState !== 'store')
+    throw new RoleboxError(
+      'invalid_argument',
+      `guardState must be 'memory' or 'store', got ${describeValue(guardState)}`,
+      { option: 'guardState' },
+    );
+  const { maxDedupeKeys, maxScopeLocks, maxWindows, maxGuardLanes } = limits;
+  if (guardState === 'memory')
+    return {
+      sourceEvents: () =>
+        new InMemorySourceEventStore(clock, { maxDedupeKeys, maxScopeLocks, maxWindows }),
+      guards: () => new InMemoryGuardBackend(clock, maxGuardLanes),
+    };
+  if (store === undefined)
+    throw new RoleboxError(
+      'invalid_argument',
+      "guardState 'store' keeps the pipeline's state in `store`: give createPipeline a store",
+      { option: 'guardState' },
+    );
+  return {
+    sourceEvents: () => new StoreSourceEventStore(store, clock, maxScopeLocks),
+    guards: () => new StoreGuardBackend(store, clock),
+  };
 }
 
 /**
@@ -164,11 +210,9 @@ export class Pipeline {
       roleboxSendPolicy(() => this.#system),
       ...(options.policies ?? []),
     ]);
-    const { maxDedupeKeys, maxScopeLocks, maxWindows, maxGuardLanes } = this.#limits;
-    this.#sourceEvents =
-      options.sourceEvents ??
-      new InMemorySourceEventStore(this.#clock, { maxDedupeKeys, maxScopeLocks, maxWindows });
-    this.#guards = options.guards ?? new InMemoryGuardBackend(this.#clock, maxGuardLanes);
+    const defaults = defaultBackends(options, this.#clock, this.#limits);
+    this.#sourceEvents = options.sourceEvents ?? defaults.sourceEvents();
+    this.#guards = options.guards ?? defaults.guards();
     this.#telemetry = new PipelineTelemetry(options.telemetry);
     this.#log = options.store ? new PendingEventLog(options.store) : undefined;
     this.#onError =
