@@ -23,7 +23,7 @@ function guardState(value: unknown): GuardState | undefined {
  * Guard lanes (debounce, throttle, outer timeout, action idempotency) kept in a
  * SnapshotStore, so they survive a restart: an action marked applied before a crash is not
  * applied again after it, a throttle holds across it. Use when: one process per store (the
- * rolebox's SQLite store is fine); see {@link StoredExpiringRecords} for what several
+ * rolebox's SQLite store is fine); see the README (pipeline, guard state) for what several
  * processes need. A lane expires `ttlMs` after its last touch and its record is deleted.
  */
 export class StoreGuardBackend implements GuardBackend {

@@ -24,8 +24,8 @@ function sourceWindow(value: unknown): SourceWindow | undefined {
  * again after a crash is still a duplicate within its dedupe window, and a scope's window
  * goes on counting. Scope locks stay in memory (bounded like the in-memory store's): a lock
  * guards an intake in flight, and a crash ends every intake, so a stored lock would only
- * make the next process wait out its TTL. Use when: one process per store (see
- * {@link StoredExpiringRecords}).
+ * make the next process wait out its TTL. Use when: one process per store (several
+ * processes sharing ingress state need a backend with a compare-and-set of its own).
  */
 export class StoreSourceEventStore implements SourceEventStore {
   readonly #dedupe: StoredExpiringRecords<true>;
