@@ -19,6 +19,11 @@ import {
   type SnapshotStore,
 } from '../src/index.js';
 import { MACHINE_MIGRATIONS } from '../src/persistence/machine-migrations.js';
+import {
+  EMPTY_SESSION_STATE,
+  type SessionState,
+  SessionStepEngine,
+} from '../src/restate/session-step.js';
 import type { SessionHandle } from '../src/rolebox/session-handle.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
@@ -491,5 +496,39 @@ describe('request deadlines on the real clock', () => {
       expect(at, sessionId).toBeGreaterThanOrEqual(request?.expiresAt as number);
     }
     await rb.stop();
+  });
+});
+
+describe('request deadlines in a Restate session step (the engine, without a server)', () => {
+  it('a step answers the deadline as its wake-up; the step at that time expires the request', async () => {
+    const engine = new SessionStepEngine({ functions: [defineFunction(DEPLOY)] }, false);
+    const step = (now: number, state: SessionState, command?: (session: SessionHandle) => void) =>
+      engine.run({
+        sessionId: 'S',
+        state,
+        now,
+        ids: seededIdSource(now),
+        ...(command ? { command } : {}),
+      });
+    const opened = await engine.run({
+      sessionId: 'S',
+      state: EMPTY_SESSION_STATE,
+      now: 1_000,
+      ids: seededIdSource(1),
+      open: {},
+      command: (session) => {
+        session.activate('deploy');
+        session.signal({ type: 'need_approval' });
+      },
+    });
+    expect(opened.wakeAt).toBe(1_000 + T);
+    const early = await step(1_000 + T - 1, opened.state);
+    expect(expiries(early.events)).toEqual([]);
+    const due = await step(1_000 + T, opened.state);
+    expect(expiries(due.events)).toHaveLength(1);
+    expect(due.wakeAt).toBeUndefined();
+    await step(1_000 + 2 * T, due.state, (session) => {
+      expect(requestsOf(session, 'deploy')[0]?.status).toBe('expired');
+    });
   });
 });
