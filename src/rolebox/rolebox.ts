@@ -1,6 +1,7 @@
 import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
 import { checkSessionId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { crashPoint } from '../base/crash-point.js';
 import { currentHostName, currentPid } from '../base/host-process.js';
 import { markOwnerStopped } from '../base/local-owners.js';
 import { checkOptionNames } from '../base/option-names.js';
@@ -247,12 +248,15 @@ export class Rolebox {
       expire: (sessionId, at) => {
         if (this.#state !== 'started') return;
         const { wait, requests } = sessionDeadlines(access, sessionId);
-        if (requests !== undefined && requests <= at)
+        if (requests !== undefined && requests <= at) {
           this.#path.dispatch({
             type: 'system.deliver',
             sessionId,
             command: { type: 'session.expire_requests', at },
           });
+          // The expiry applied, not yet saved: a kill here must neither lose nor repeat it.
+          crashPoint('request-expired');
+        }
         if (wait !== undefined && wait <= at)
           this.#path.dispatch({
             type: 'system.deliver',
