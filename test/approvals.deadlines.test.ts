@@ -26,7 +26,7 @@ import {
 } from '../src/restate/session-step.js';
 import type { SessionHandle } from '../src/rolebox/session-handle.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
-import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { replay, SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf } from './support/rolebox.js';
 
@@ -38,6 +38,7 @@ const DEPLOY: FunctionSpec = {
 };
 const REJECTING: FunctionSpec = { ...DEPLOY, name: 'guarded', on_timeout: 'reject' };
 const NO_TIMEOUT: FunctionSpec = { name: 'review', gate: 'signal_observed(answer)' };
+const NO_TIMEOUT_DEPLOY: FunctionSpec = { name: 'deploy', gate: 'signal_observed(answer)' };
 
 /** A rolebox on `store` (none: in memory only) and `clock`, recording host events. */
 async function boot(
@@ -261,6 +262,26 @@ describe('a request with a deadline, on the simulated clock', () => {
     }
     expect(JSON.stringify(rb.system.getPersistedSnapshot())).toBe(before);
     await rb.stop();
+  });
+});
+
+describe('a recorded run with an expiry', () => {
+  it('replays to the same snapshots; a machine that never expires is told apart', async () => {
+    const clock = new SimulatedClock(1_000);
+    const rb = createRolebox({ clock, journal: true, functions: [defineFunction(DEPLOY)] });
+    await rb.start();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('deploy');
+    session.signal({ type: 'need_approval' });
+    clock.advance(T);
+    session.signal({ type: 'need_approval' });
+    session.approve('deploy:r2');
+    const run = rb.recordRun();
+    await rb.stop();
+    expect(replay(run).ok).toBe(true);
+    // Replayed on a definition without the timeout, the request opens with no deadline and
+    // the recorded expiry finds nothing due: the replay tells the difference.
+    expect(replay(run, { functions: [defineFunction(NO_TIMEOUT_DEPLOY)] }).ok).toBe(false);
   });
 });
 
