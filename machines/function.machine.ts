@@ -23,8 +23,9 @@ import { withFastContext } from './fast-context.js';
 /**
  * Version of the function machine's persisted shape; bump when context or states change.
  * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
+ * 3: a request may carry a deadline (`expiresAt`, `onTimeout`) and end `expired`.
  */
-export const FUNCTION_MACHINE_VERSION = 2;
+export const FUNCTION_MACHINE_VERSION = 3;
 
 /**
  * The actions by which a function talks to its session. A model test provides them as
@@ -127,12 +128,18 @@ export function createFunctionMachine(env: MachineEnv) {
       absorbSignal: assign(({ context, event }) => {
         if (event.type !== 'fn.signal') return {};
         const { type, payload } = event.signal;
+        const { approvalTimeoutMs, onTimeout } = definitionOf(context);
         const step = approvalStep(
           context.name,
           context.kv,
           context.version,
           event.signal,
           event.at,
+          {
+            ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
+            ...(onTimeout === undefined ? {} : { onTimeout }),
+            ...(event.expires === undefined ? {} : { expires: event.expires }),
+          },
         );
         let kv = recordSignal(step.kv, type, payload);
         if (isTerminatingSignal(type)) kv = { ...kv, [SIGNAL_TYPE_KEY]: type };

@@ -1,6 +1,11 @@
 import { enqueueActions, setup } from 'xstate';
 import { functionChildId } from '../src/base/actor-ids.js';
-import { namedRequestId, requestTouchedBy } from '../src/function/approval-step.js';
+import { expirySignal } from '../src/function/approval-expiry.js';
+import {
+  namedRequestId,
+  requestDeadline,
+  requestTouchedBy,
+} from '../src/function/approval-step.js';
 import { artifactStoreLogic } from '../src/session/artifact-store.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
@@ -11,7 +16,7 @@ import {
   skillOffered,
 } from '../src/session/runtime-rules.js';
 import type { MainAgentDecision } from '../src/session/runtime-types.js';
-import { functionOfRequestId } from '../src/signal/approval-requests.js';
+import { dueRequests, functionOfRequestId } from '../src/signal/approval-requests.js';
 import { isPausingSignal } from '../src/signal/catalogue.js';
 import { makeSignalReceipt } from '../src/signal/reply.js';
 import type { SignalArgs } from '../src/signal/schema.js';
@@ -74,16 +79,22 @@ function signalAddressees(live: readonly string[], signal: SignalArgs): string[]
  * Here rather than with the other actions (session.actions.ts) so that the path of a
  * signal reads in this one file.
  */
-const signalActions = {
+const signalActions = (env: MachineEnv) => ({
   routeSignal: sessionAction(
     ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
       const facts = factsNow(context, self);
       const recordedOn = signalAddressees(context.liveFunctions, signal);
       const requests: string[] = [];
+      const deadlines: Record<string, number> = {};
       for (const name of recordedOn) {
         const fn = childSnapshot<FunctionMachine>(self, functionChildId(name))?.context;
         const request = fn && requestTouchedBy(name, fn.kv, fn.version, signal);
         if (request !== undefined) requests.push(request);
+        // The deadline the function will give the request it opens (decided as it will).
+        const deadline = isPausingSignal(signal.type)
+          ? requestDeadline(signal, env.catalog.get(name)?.approvalTimeoutMs, at)
+          : undefined;
+        if (request !== undefined && deadline !== undefined) deadlines[request] = deadline;
         enqueue.sendTo(functionChildId(name), {
           type: 'fn.signal',
           signal,
@@ -96,13 +107,46 @@ const signalActions = {
         emitToHost({
           type: 'signal',
           sessionId: context.sessionId,
-          receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload, requests),
+          receipt: makeSignalReceipt(signal.type, recordedOn.length, signal.payload, requests, {
+            deadlines,
+          }),
           payload: signal.payload ?? {},
           recordedOn,
         }),
       );
     },
   ),
+  /**
+   * The deadlines that came by `at` (sent by the runtime's timers, SPEC §9): each open
+   * request of a live function whose `expiresAt` is at or before `at` becomes its expiry
+   * signal ({@link expirySignal}), delivered to that function only, which marks it
+   * `expired`; the host gets the signal's receipt (`expired <id>`). Nothing due: nothing done.
+   */
+  expireRequests: sessionAction(({ context, self, enqueue }, { at }: { at: number }) => {
+    const facts = factsNow(context, self);
+    let expired = false;
+    for (const name of context.liveFunctions) {
+      const fn = childSnapshot<FunctionMachine>(self, functionChildId(name))?.context;
+      for (const request of fn ? dueRequests(fn.kv, at) : []) {
+        expired = true;
+        const signal = expirySignal(request);
+        const fnEvent = { type: 'fn.signal', signal, facts, at, expires: request.id } as const;
+        enqueue.sendTo(functionChildId(name), fnEvent);
+        enqueue(
+          emitToHost({
+            type: 'signal',
+            sessionId: context.sessionId,
+            receipt: makeSignalReceipt(signal.type, 1, signal.payload, [request.id], {
+              expired: true,
+            }),
+            payload: signal.payload ?? {},
+            recordedOn: [name],
+          }),
+        );
+      }
+    }
+    if (expired) enqueue.assign({ updatedAt: at });
+  }),
   waitForSignalAnswer: sessionAction(({ context, enqueue }, { signal }: { signal: SignalArgs }) => {
     const payload = signal.payload ?? {};
     const said = payload.reason ?? payload.message ?? payload.question;
@@ -111,7 +155,7 @@ const signalActions = {
     enqueue.assign({ waitingReason: { kind: 'input', message } });
     enqueue(effect(context.sessionId, { type: 'emit_message', message }));
   }),
-};
+});
 
 /**
  * Builds the session machine for one rolebox.
@@ -176,7 +220,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       pausingSignalUnhandled: ({ context }, { signal }: { signal: SignalArgs }) =>
         isPausingSignal(signal.type) && context.liveFunctions.length === 0,
     },
-    actions: { ...createSessionActions(env), ...signalActions, ...outboxActions },
+    actions: { ...createSessionActions(env), ...signalActions(env), ...outboxActions },
   }).createMachine({
     id: 'session',
     context: ({ input }) => ({
@@ -230,6 +274,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
         },
       },
       'session.signal': { actions: withEvent('routeSignal') },
+      'session.expire_requests': { actions: withEvent('expireRequests') },
       'session.tool': { actions: withEvent('routeTool') },
       'session.idle': { actions: withEvent('beginIdle') },
       'session.message': { actions: withEvent('relayUserMessage') },

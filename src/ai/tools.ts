@@ -35,7 +35,7 @@ const [functionNameArgument] = rows.activate.arguments.def.items;
 const signalInput = z.strictObject({
   type: signalArgs.shape.type.describe(`Which signal. ${signalTypeList}.`),
   payload: signalArgs.shape.payload.describe(
-    `Optional structured data, a JSON object (at most ${MAX_PAYLOAD_DEPTH} levels deep and ${MAX_PAYLOAD_BYTES} bytes as JSON). For ${PAUSING_PRIORITY.join(', ')} put what the user must be told in "reason"; for handoff name who takes over in "target".`,
+    `Optional structured data, a JSON object (at most ${MAX_PAYLOAD_DEPTH} levels deep and ${MAX_PAYLOAD_BYTES} bytes as JSON). For ${PAUSING_PRIORITY.join(', ')} put what the user must be told in "reason" (and, optionally, how long the request may wait for an answer in "timeoutMs", milliseconds); for handoff name who takes over in "target".`,
   ),
 });
 

@@ -7,7 +7,9 @@
  * The points are listed where they are reached: the `rolebox` command's (src/cli/crash-points.ts)
  * and the effect runner's (`effect-saved`: an effect's step saved, before its handler runs;
  * `effect-running`: its handler called, not returned; `effect-result-saved`: its result
- * recorded and saved, not applied; src/runtime/session-effect-runner.ts).
+ * recorded and saved, not applied; src/runtime/session-effect-runner.ts) and the deadline
+ * timers' (`request-expired`: an approval request's expiry applied, not saved;
+ * src/rolebox/rolebox.ts).
  */
 export function crashPoint(point: string): void {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process

@@ -1,7 +1,8 @@
 import { describeValue, RoleboxError } from '../errors.js';
 import { oldestOpenRequest, openRequestById, readRequests } from '../signal/approval-requests.js';
+import { isPausingSignal } from '../signal/catalogue.js';
 import type { SignalArgs } from '../signal/schema.js';
-import { namedRequestId, seenVersionOf } from './approval-step.js';
+import { namedRequestId, seenVersionOf, timeoutOf } from './approval-step.js';
 import type { FunctionContext } from './machine-types.js';
 
 /** What the check reads of a live function: its context (name, kv with the ledger, version). */
@@ -35,6 +36,20 @@ function payloadShapeProblem(signal: SignalArgs): RoleboxError | undefined {
   return undefined;
 }
 
+/**
+ * A pausing signal's `payload.timeoutMs` (its request's own deadline) that is not a positive
+ * whole number of ms of at most a year, as an error; undefined when it has none or a good one.
+ */
+function timeoutProblem(signal: SignalArgs): RoleboxError | undefined {
+  const payload = signal.payload ?? {};
+  if (!Object.hasOwn(payload, 'timeoutMs') || timeoutOf(signal) !== undefined) return undefined;
+  return new RoleboxError(
+    'invalid_signal_payload',
+    `payload.timeoutMs must be a positive whole number of milliseconds (at most a year), got ${describeValue(payload.timeoutMs)}`,
+    { timeoutMs: payload.timeoutMs },
+  );
+}
+
 /** `stale_approval` when an answer saw an older version of `fn` than its current one. */
 function staleApproval(
   fn: LiveFunction,
@@ -50,8 +65,9 @@ function staleApproval(
 }
 
 /**
- * Why an answer or a rejection cannot be applied to the session's live functions (SPEC §9),
- * as the error to throw; undefined when it can (and for every other signal). A request it
+ * Why an answer, a rejection or a pausing signal cannot be applied to the session's live
+ * functions (SPEC §9), as the error to throw; undefined when it can (and for every other
+ * signal). A pausing signal's own deadline (`payload.timeoutMs`) must be one. A request it
  * names must be open in a live function (`stale_answer`); an answer's `seenVersion` must not
  * be older than the version of any function whose request it would resolve
  * (`stale_approval`, fail closed: the request stays open). A rejection is never stale.
@@ -62,6 +78,7 @@ export function answerProblem(
   signal: SignalArgs,
   functions: readonly LiveFunction[],
 ): RoleboxError | undefined {
+  if (isPausingSignal(signal.type)) return timeoutProblem(signal);
   if (signal.type !== 'answer' && signal.type !== 'revise_needed') return undefined;
   const shape = payloadShapeProblem(signal);
   if (shape) return shape;

@@ -1,11 +1,13 @@
 import {
   type ApprovalResolution,
+  expireRequest,
   nextRequestId,
   oldestOpenRequest,
   openRequest,
   openRequestById,
   resolveRequest,
 } from '../signal/approval-requests.js';
+import { DEFAULT_ON_TIMEOUT, durationMs, type OnTimeout } from '../signal/approval-timeout.js';
 import { isPausingSignal } from '../signal/catalogue.js';
 import type { FunctionKv } from '../signal/ledger.js';
 import type { SignalArgs } from '../signal/schema.js';
@@ -30,6 +32,26 @@ export function namedRequestId(signal: SignalArgs): string | undefined {
 export function seenVersionOf(signal: SignalArgs): number | undefined {
   const seen = signal.payload?.seenVersion;
   return typeof seen === 'number' && Number.isInteger(seen) && seen >= 0 ? seen : undefined;
+}
+
+/** A pausing signal's own deadline (`payload.timeoutMs`) when it is a valid one, else undefined. */
+export function timeoutOf(signal: SignalArgs): number | undefined {
+  const timeout = signal.payload?.timeoutMs;
+  return typeof timeout === 'number' ? durationMs(timeout) : undefined;
+}
+
+/**
+ * The deadline of the request a pausing signal opens at `at`: its `payload.timeoutMs`, else
+ * the function's `approval_timeout` (`approvalTimeoutMs`), after `at`; undefined when neither
+ * gives one (the request never expires).
+ */
+export function requestDeadline(
+  signal: SignalArgs,
+  approvalTimeoutMs: number | undefined,
+  at: number,
+): number | undefined {
+  const timeout = timeoutOf(signal) ?? approvalTimeoutMs;
+  return timeout === undefined ? undefined : at + timeout;
 }
 
 /** A payload's text field `key`, when it is a string. */
@@ -71,12 +93,23 @@ export function requestResolvedBy(
   return signal.type === 'answer' ? oldestOpenRequest(kv)?.id : undefined;
 }
 
+/** How a function takes a signal's step: its `approval_timeout`, and the expiry it carries. */
+export interface ApprovalStepOptions {
+  /** The function's `approval_timeout` in ms, for the deadline of a request it opens. */
+  readonly approvalTimeoutMs?: number;
+  /** The function's `on_timeout`, recorded on a request that opens with a deadline. */
+  readonly onTimeout?: OnTimeout;
+  /** The request whose deadline came, when the signal is that expiry (sent by the runtime). */
+  readonly expires?: string;
+}
+
 /**
  * A signal's step on a function's requests and version. A pausing signal is a change (the
- * version counts it) and opens a request carrying the new version. An answer, or a
- * rejection naming a request, resolves the request it reaches and is not a change: it is the
- * reviewer's act, not the agent's, so answering one request does not make the next stale.
- * Any other signal is a change.
+ * version counts it) and opens a request carrying the new version and its deadline. An
+ * answer, or a rejection naming a request, resolves the request it reaches and is not a
+ * change: it is the reviewer's act, not the agent's, so answering one request does not make
+ * the next stale. The expiry of a request (`options.expires`: an `escalate` or a rejection)
+ * marks it `expired` and is not a change either. Any other signal is a change.
  *
  * Use when: a function records a signal (machines/function.machine.ts).
  */
@@ -86,17 +119,22 @@ export function approvalStep(
   version: number,
   signal: SignalArgs,
   at: number,
+  options: ApprovalStepOptions = {},
 ): ApprovalStep {
+  if (options.expires !== undefined) return { kv: expireRequest(kv, options.expires, at), version };
   if (isPausingSignal(signal.type)) {
     const opened = version + 1;
-    const payload = signal.payload ?? null;
+    const expiresAt = requestDeadline(signal, options.approvalTimeoutMs, at);
     return {
       kv: openRequest(kv, {
         function: name,
         type: signal.type,
-        payload,
+        payload: signal.payload ?? null,
         openedAt: at,
         version: opened,
+        ...(expiresAt === undefined
+          ? {}
+          : { expiresAt, onTimeout: options.onTimeout ?? DEFAULT_ON_TIMEOUT }),
       }),
       version: opened,
     };

@@ -7,6 +7,12 @@ import { parseCondition } from '../condition/parse.js';
 import { type ConditionRegistry, defaultConditionRegistry } from '../condition/registry.js';
 import type { Condition, ConditionAst } from '../condition/types.js';
 import { describeValue, type ErrorCode, isRoleboxError, RoleboxError } from '../errors.js';
+import {
+  APPROVAL_TIMEOUT_RULE,
+  durationMs,
+  ON_TIMEOUT_ACTIONS,
+  type OnTimeout,
+} from '../signal/approval-timeout.js';
 
 /** Function names are kebab-case: `awaiting-approval`. */
 export const FUNCTION_NAME_PATTERN = /^[a-z0-9]+(?:-[a-z0-9]+)*$/;
@@ -68,6 +74,13 @@ export const functionSpecSchema = z.looseObject(
     requires_evidence: z
       .array(nonEmpty('an evidence tag'), { error: expected('a list of evidence tags') })
       .optional(),
+    approval_timeout: z
+      .union([z.number(), z.string()], { error: expected(APPROVAL_TIMEOUT_RULE) })
+      .refine((value) => durationMs(value) !== undefined, `must be ${APPROVAL_TIMEOUT_RULE}`)
+      .optional(),
+    on_timeout: z
+      .enum(ON_TIMEOUT_ACTIONS, { error: `must be ${ON_TIMEOUT_ACTIONS.join(' or ')}` })
+      .optional(),
   },
   { error: 'a function definition must be an object (the keys of its frontmatter)' },
 );
@@ -103,6 +116,13 @@ export interface FunctionSpec {
   }[];
   /** Tags that `evidence_met()` waits for. */
   readonly requires_evidence?: readonly string[];
+  /**
+   * How long an approval request of this function may stay open: ms, or `30s`, `15m`,
+   * `15 min`, `2h`, `1d` (a pausing signal's `payload.timeoutMs` overrides it per request).
+   */
+  readonly approval_timeout?: number | string;
+  /** What an expired request becomes: `escalate` (the default) or `reject`. */
+  readonly on_timeout?: OnTimeout;
   /** Anything else is kept (and warned about). */
   readonly [key: string]: unknown;
 }
@@ -136,6 +156,10 @@ export interface FunctionDefinition {
   readonly transitions: readonly FunctionTransition[];
   readonly observe: readonly FunctionObserve[];
   readonly requiresEvidence: readonly string[];
+  /** `approval_timeout` in ms: the deadline of each request it opens; absent: none. */
+  readonly approvalTimeoutMs?: number;
+  /** `on_timeout`; absent: `escalate`. */
+  readonly onTimeout?: OnTimeout;
   /** The markdown body after the frontmatter (the function's instructions), if loaded from a file. */
   readonly body: string;
   /** The file it came from, if any. */
@@ -438,6 +462,10 @@ export function examineFunctionSpec(
       ...(entry.set_evidence === undefined ? {} : { setEvidence: entry.set_evidence }),
     })),
     requiresEvidence: data.requires_evidence ?? [],
+    ...(data.approval_timeout === undefined
+      ? {}
+      : { approvalTimeoutMs: durationMs(data.approval_timeout) as number }),
+    ...(data.on_timeout === undefined ? {} : { onTimeout: data.on_timeout }),
     body: options.body ?? '',
     ...(file ? { source: file } : {}),
     extra,

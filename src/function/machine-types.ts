@@ -54,6 +54,8 @@ export type FunctionEvent =
       readonly signal: SignalArgs;
       readonly facts: SessionFacts;
       readonly at: number;
+      /** The request this signal expires (its deadline came; sent by the session, SPEC §9). */
+      readonly expires?: string;
     }
   | {
       readonly type: 'fn.tool';

@@ -193,6 +193,17 @@ function sessionWithFunctionRequests(snapshot: Json): Json {
 }
 
 /**
+ * Function machine 2 → 3: an approval request may carry a deadline (`expiresAt`, with its
+ * `onTimeout`) and end `expired`. Both are optional and a request stored before has neither: it was
+ * opened with no deadline and keeps none (it expires never, as it would have), so a
+ * version-2 record is already a valid version-3 one. `approval_timeout` applies to the
+ * requests opened from now on.
+ */
+function functionRequestsWithDeadlines(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * System machine 2 → 3: shards are spawned with their first session and stopped with their
  * last, not all at start (issue 26). A store never held the root's children (the `$system`
  * record is the loop registry alone), so nothing needs rewriting; a recorded run's root
@@ -219,7 +230,7 @@ export const MACHINE_MIGRATIONS: {
     3: sessionWithEffectNonce,
     4: sessionWithWaitDeadline,
   },
-  function: { 1: sessionWithFunctionRequests },
+  function: { 1: sessionWithFunctionRequests, 2: functionRequestsWithDeadlines },
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };
 

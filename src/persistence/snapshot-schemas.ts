@@ -12,6 +12,7 @@ import {
 } from '../session/runtime-event-schema.js';
 import { ACCEPTANCE_MODES, PENDING_EFFECT_STATUSES } from '../session/runtime-types.js';
 import { APPROVAL_STATUSES, REQUESTS_KEY } from '../signal/approval-requests.js';
+import { ON_TIMEOUT_ACTIONS } from '../signal/approval-timeout.js';
 import { PAUSING_PRIORITY } from '../signal/catalogue.js';
 
 // The zod shapes of what a stored session record holds, field by field, so that a record is
@@ -55,6 +56,8 @@ const approvalRequestSchema = z.object({
   answeredBy: text.optional(),
   note: text.optional(),
   seenVersion: count.optional(),
+  expiresAt: time.optional(),
+  onTimeout: z.enum(ON_TIMEOUT_ACTIONS).optional(),
 });
 const approvalRequestsSchema = z.array(approvalRequestSchema);
 

@@ -1,6 +1,7 @@
 import { type Actor, createActor } from 'xstate';
 import type { SystemMachine } from '../../machines/system.machine.js';
 import { checkSessionId, SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
+import { crashPoint } from '../base/crash-point.js';
 import { currentHostName, currentPid } from '../base/host-process.js';
 import { markOwnerStopped } from '../base/local-owners.js';
 import { checkOptionNames } from '../base/option-names.js';
@@ -21,6 +22,7 @@ import { projectRun } from '../pipeline/projection.js';
 import type { StoreOwner } from '../ports/snapshot-store.js';
 import { CommandPath } from '../runtime/command-path.js';
 import { LoopEffectRunner } from '../runtime/loop-effect-runner.js';
+import { sessionDeadlines } from '../runtime/session-deadlines.js';
 import { SessionDirectory } from '../runtime/session-directory.js';
 import { type RunnableHandler, SessionEffectRunner } from '../runtime/session-effect-runner.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
@@ -103,7 +105,7 @@ export class Rolebox {
   readonly #runtime: SessionRuntime;
   /** Runs the sessions' pending effects with the host's handlers (`effects`). */
   readonly #effects: SessionEffectRunner<SessionHandle>;
-  /** Fires the deadlines of waits for the user (`limits.waitUserTimeoutMs`). */
+  /** Fires the deadlines of waits for the user and of approval requests (SPEC §9). */
   readonly #waits: WaitDeadlines;
   /** Who this rolebox is in the store's claims. */
   readonly #owner: StoreOwner;
@@ -233,19 +235,29 @@ export class Rolebox {
   }
 
   /**
-   * The wait-deadline timers of this rolebox: they read a live session's `waitExpiresAt` and
-   * send it `wait_expired` through the command path, as a host's `send` would.
+   * The wait-deadline timers of this rolebox: a live session's earliest deadline is its
+   * wait's (`waitExpiresAt`) or that of an open approval request of a live function
+   * (`expiresAt`); when it comes, the requests due expire (`session.expire_requests`) and
+   * then the wait (`wait_expired`), each through the command path, as a host's `send` would.
    */
   #waitDeadlines(resolved: ResolvedOptions): WaitDeadlines {
     const access = this.#access;
     return new WaitDeadlines({
       clock: resolved.clock,
-      deadlineOf: (sessionId) =>
-        access.isLive(sessionId)
-          ? (access.sessionActor(sessionId)?.getSnapshot().context.waitExpiresAt ?? undefined)
-          : undefined,
+      deadlineOf: (sessionId) => sessionDeadlines(access, sessionId).next,
       expire: (sessionId, at) => {
-        if (this.#state === 'started')
+        if (this.#state !== 'started') return;
+        const { wait, requests } = sessionDeadlines(access, sessionId);
+        if (requests !== undefined && requests <= at) {
+          this.#path.dispatch({
+            type: 'system.deliver',
+            sessionId,
+            command: { type: 'session.expire_requests', at },
+          });
+          // The expiry applied, not yet saved: a kill here must neither lose nor repeat it.
+          crashPoint('request-expired');
+        }
+        if (wait !== undefined && wait <= at)
           this.#path.dispatch({
             type: 'system.deliver',
             sessionId,

@@ -3,9 +3,12 @@ import type { Clock, TimerHandle } from '../ports/clock.js';
 /** What the wait-deadline timers need of their rolebox. */
 export interface WaitDeadlineDeps {
   readonly clock: Clock;
-  /** The live session's `waitExpiresAt`, or undefined when it has none or is not live here. */
+  /**
+   * The live session's earliest deadline (its wait's `waitExpiresAt`, its functions' open
+   * requests' `expiresAt`), or undefined when it has none or is not live here.
+   */
   deadlineOf(sessionId: string): number | undefined;
-  /** Sends `wait_expired` stamped `at` to the live session, on the command path. */
+  /** Expires what is due by `at` in the live session (requests, the wait), on the command path. */
   expire(sessionId: string, at: number): void;
   /** Reports a failure nobody called for. */
   report(error: Error, sessionId: string): void;
@@ -18,9 +21,10 @@ interface Armed {
 }
 
 /**
- * Fires the deadlines of waits for the user (`limits.waitUserTimeoutMs`, SPEC §9): a timer on
- * the clock per live session whose `waitExpiresAt` is set, sending it `wait_expired` once that
- * time has come. The deadline itself is in the session's context (saved with it); a passivated
+ * Fires the deadlines of waits for the user (`limits.waitUserTimeoutMs`, SPEC §9) and of
+ * approval requests (`approval_timeout`): a timer on the clock per live session with a
+ * deadline, expiring what is due once that time has come. The deadline itself is in the
+ * session's context or its functions' ledgers (saved with it); a passivated
  * session's is in its wake-up, so it is woken for it, and {@link reconcile} with `fireDue` on
  * activation fires a deadline that came meanwhile. A timer that fires before its time (a real
  * timer may, by a millisecond) is armed again for the rest: the expiry is never lost, and

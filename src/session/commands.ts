@@ -12,6 +12,11 @@ export type SessionCommand =
   | { readonly type: 'session.activate'; readonly name: string; readonly at: number }
   | { readonly type: 'session.deactivate'; readonly name: string; readonly at: number }
   | { readonly type: 'session.signal'; readonly signal: SignalArgs; readonly at: number }
+  /**
+   * The runtime's timers: the approval requests of live functions whose deadline came by
+   * `at` expire (SPEC §9). Nothing is due: nothing happens.
+   */
+  | { readonly type: 'session.expire_requests'; readonly at: number }
   | { readonly type: 'session.tool'; readonly tool: string; readonly at: number }
   | { readonly type: 'session.idle'; readonly at: number }
   | { readonly type: 'session.message'; readonly text: string; readonly at: number }

@@ -1,11 +1,12 @@
+import type { OnTimeout } from './approval-timeout.js';
 import { type FunctionKv, hasSignal } from './ledger.js';
 
 /** Where a function's approval requests live in its kv, beside the signal ledger (SPEC §9). */
 export const REQUESTS_KEY = '__approval_requests';
 
 /**
- * How a request stands: `open` until an answer approves it (`answered`) or a rejection
- * refuses it (`rejected`); `expired` is for deadlines (not built yet: no request expires).
+ * How a request stands: `open` until an answer approves it (`answered`), a rejection
+ * refuses it (`rejected`) or its deadline passes first (`expired`, never an approval).
  */
 export type ApprovalStatus = 'open' | 'answered' | 'rejected' | 'expired';
 
@@ -41,6 +42,16 @@ export interface ApprovalRequest {
   readonly note?: string;
   /** The version the answer said its author saw (`payload.seenVersion`). */
   readonly seenVersion?: number;
+  /**
+   * When it expires unanswered (clock time): opened at `openedAt` plus the function's
+   * `approval_timeout` or the pausing signal's `payload.timeoutMs`; absent: never.
+   */
+  readonly expiresAt?: number;
+  /**
+   * With `expiresAt`: what its expiry becomes (the function's `on_timeout` when it opened):
+   * an `escalate` signal, or a rejection (`revise_needed`).
+   */
+  readonly onTimeout?: OnTimeout;
 }
 
 /** How an answer or a rejection resolves a request. */
@@ -72,7 +83,10 @@ export function functionOfRequestId(id: string): string | undefined {
 /** Opens a request. Returns a new kv; `kv` is not changed. */
 export function openRequest(
   kv: FunctionKv,
-  opening: Pick<ApprovalRequest, 'function' | 'type' | 'payload' | 'openedAt' | 'version'>,
+  opening: Pick<
+    ApprovalRequest,
+    'function' | 'type' | 'payload' | 'openedAt' | 'version' | 'expiresAt' | 'onTimeout'
+  >,
 ): FunctionKv {
   const request: ApprovalRequest = {
     id: nextRequestId(kv, opening.function),
@@ -118,6 +132,38 @@ export function resolveRequest(
         : request,
   );
   return { ...kv, [REQUESTS_KEY]: requests };
+}
+
+/**
+ * Expires the open request `id` at `at` (its deadline came, SPEC §9): `expired`, noted so.
+ * Returns a new kv; `kv` is returned as is when `id` is not open.
+ */
+export function expireRequest(kv: FunctionKv, id: string, at: number): FunctionKv {
+  if (!openRequestById(kv, id)) return kv;
+  const requests = readRequests(kv).map(
+    (request): ApprovalRequest =>
+      request.id === id
+        ? { ...request, status: 'expired', answeredAt: at, note: 'expired' }
+        : request,
+  );
+  return { ...kv, [REQUESTS_KEY]: requests };
+}
+
+/** The earliest deadline of the open requests in `kv`, else undefined. */
+export function nextRequestDeadline(kv: FunctionKv): number | undefined {
+  let next: number | undefined;
+  for (const request of readRequests(kv))
+    if (request.status === 'open' && request.expiresAt !== undefined)
+      next = next === undefined ? request.expiresAt : Math.min(next, request.expiresAt);
+  return next;
+}
+
+/** The open requests in `kv` whose deadline has come by `at`, oldest first. */
+export function dueRequests(kv: FunctionKv, at: number): readonly ApprovalRequest[] {
+  return readRequests(kv).filter(
+    (request) =>
+      request.status === 'open' && request.expiresAt !== undefined && request.expiresAt <= at,
+  );
 }
 
 /**
