@@ -23,8 +23,9 @@ import { withFastContext } from './fast-context.js';
 /**
  * Version of the function machine's persisted shape; bump when context or states change.
  * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
+ * 3: a request may be host-only (`hostOnly`: a tool call held for the host's approval).
  */
-export const FUNCTION_MACHINE_VERSION = 2;
+export const FUNCTION_MACHINE_VERSION = 3;
 
 /**
  * The actions by which a function talks to its session. A model test provides them as
@@ -133,6 +134,7 @@ export function createFunctionMachine(env: MachineEnv) {
           context.version,
           event.signal,
           event.at,
+          event.byHost === true,
         );
         let kv = recordSignal(step.kv, type, payload);
         if (isTerminatingSignal(type)) kv = { ...kv, [SIGNAL_TYPE_KEY]: type };

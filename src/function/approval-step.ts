@@ -62,18 +62,24 @@ export function requestResolvedBy(
   kv: FunctionKv,
   version: number,
   signal: SignalArgs,
+  byHost: boolean,
 ): string | undefined {
   // Only an approval can be stale: a rejection is always let through (fail closed).
   const seen = signal.type === 'answer' ? seenVersionOf(signal) : undefined;
   if (seen !== undefined && seen < version) return undefined;
   const named = namedRequestId(signal);
-  if (named !== undefined) return openRequestById(kv, named)?.id;
-  return signal.type === 'answer' ? oldestOpenRequest(kv)?.id : undefined;
+  if (named !== undefined) {
+    const request = openRequestById(kv, named);
+    // A host-only request is the host's to answer: an agent's answer never reaches it.
+    return request && (byHost || request.hostOnly !== true) ? request.id : undefined;
+  }
+  return signal.type === 'answer' ? oldestOpenRequest(kv, byHost)?.id : undefined;
 }
 
 /**
  * A signal's step on a function's requests and version. A pausing signal is a change (the
- * version counts it) and opens a request carrying the new version. An answer, or a
+ * version counts it) and opens a request carrying the new version (host-only when the host
+ * sent it: a tool call held for approval). An answer, or a
  * rejection naming a request, resolves the request it reaches and is not a change: it is the
  * reviewer's act, not the agent's, so answering one request does not make the next stale.
  * Any other signal is a change.
@@ -86,6 +92,7 @@ export function approvalStep(
   version: number,
   signal: SignalArgs,
   at: number,
+  byHost: boolean,
 ): ApprovalStep {
   if (isPausingSignal(signal.type)) {
     const opened = version + 1;
@@ -97,13 +104,14 @@ export function approvalStep(
         payload,
         openedAt: at,
         version: opened,
+        ...(byHost ? { hostOnly: true as const } : {}),
       }),
       version: opened,
     };
   }
   const isAnswer = signal.type === 'answer' || namedRequestId(signal) !== undefined;
   if (!isAnswer) return { kv, version: version + 1 };
-  const resolved = requestResolvedBy(kv, version, signal);
+  const resolved = requestResolvedBy(kv, version, signal, byHost);
   return {
     kv: resolved === undefined ? kv : resolveRequest(kv, resolved, resolutionOf(signal, at)),
     version,
@@ -119,8 +127,9 @@ export function requestTouchedBy(
   kv: FunctionKv,
   version: number,
   signal: SignalArgs,
+  byHost: boolean,
 ): string | undefined {
   if (isPausingSignal(signal.type)) return nextRequestId(kv, name);
   if (signal.type !== 'answer' && namedRequestId(signal) === undefined) return undefined;
-  return requestResolvedBy(kv, version, signal);
+  return requestResolvedBy(kv, version, signal, byHost);
 }

@@ -54,6 +54,8 @@ export type FunctionEvent =
       readonly signal: SignalArgs;
       readonly facts: SessionFacts;
       readonly at: number;
+      /** The signal came from the host, not an agent (SPEC §9: host-only requests). */
+      readonly byHost?: true;
     }
   | {
       readonly type: 'fn.tool';

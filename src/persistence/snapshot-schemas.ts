@@ -55,6 +55,7 @@ const approvalRequestSchema = z.object({
   answeredBy: text.optional(),
   note: text.optional(),
   seenVersion: count.optional(),
+  hostOnly: z.literal(true).optional(),
 });
 const approvalRequestsSchema = z.array(approvalRequestSchema);
 

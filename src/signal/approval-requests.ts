@@ -41,6 +41,12 @@ export interface ApprovalRequest {
   readonly note?: string;
   /** The version the answer said its author saw (`payload.seenVersion`). */
   readonly seenVersion?: number;
+  /**
+   * Set on a request the host opened (a tool call `requireApproval` holds, SPEC §9): only
+   * the host answers it (`approve` / `reject`), never an agent's own `answer` signal, so
+   * an agent cannot approve its own tool call (fail closed).
+   */
+  readonly hostOnly?: true;
 }
 
 /** How an answer or a rejection resolves a request. */
@@ -72,7 +78,10 @@ export function functionOfRequestId(id: string): string | undefined {
 /** Opens a request. Returns a new kv; `kv` is not changed. */
 export function openRequest(
   kv: FunctionKv,
-  opening: Pick<ApprovalRequest, 'function' | 'type' | 'payload' | 'openedAt' | 'version'>,
+  opening: Pick<
+    ApprovalRequest,
+    'function' | 'type' | 'payload' | 'openedAt' | 'version' | 'hostOnly'
+  >,
 ): FunctionKv {
   const request: ApprovalRequest = {
     id: nextRequestId(kv, opening.function),
@@ -87,9 +96,14 @@ export function openRequestById(kv: FunctionKv, id: string): ApprovalRequest | u
   return readRequests(kv).find((request) => request.id === id && request.status === 'open');
 }
 
-/** The oldest open request, else undefined. */
-export function oldestOpenRequest(kv: FunctionKv): ApprovalRequest | undefined {
-  return readRequests(kv).find((request) => request.status === 'open');
+/**
+ * The oldest open request an answer from this source may resolve, else undefined: an agent's
+ * answer (`byHost` false) passes over the requests only the host answers.
+ */
+export function oldestOpenRequest(kv: FunctionKv, byHost: boolean): ApprovalRequest | undefined {
+  return readRequests(kv).find(
+    (request) => request.status === 'open' && (byHost || request.hostOnly !== true),
+  );
 }
 
 /**
