@@ -154,32 +154,35 @@ interface FoundRequest {
   readonly live: boolean;
 }
 
-/** The request of `call` (same key, same arguments), newest first, in any function of the session. */
+/** The newest request of the session's functions that `matches`, with whether its function is live. */
 function findRequest(
   session: SessionHandle,
-  call: HeldCall,
-  id?: string,
+  matches: (request: ApprovalRequest) => boolean,
 ): FoundRequest | undefined {
-  const wanted = JSON.stringify(call.input ?? null);
   for (const fn of session.view().functions) {
-    const request = [...fn.requests].reverse().find((candidate) => {
-      if (id !== undefined) return candidate.id === id;
-      const payload = candidate.payload as Partial<HeldCall> | null;
-      return (
-        candidate.hostOnly === true &&
-        payload?.callKey === call.callKey &&
-        payload.tool === call.tool &&
-        JSON.stringify(payload.input ?? null) === wanted
-      );
-    });
+    const request = [...fn.requests].reverse().find(matches);
     if (request) return { request, live: fn.status === 'live' };
   }
   return undefined;
 }
 
+/** Whether `request` is the one a run opened for `call`: the host's, same key, same tool, same arguments. */
+function isRequestOf(call: HeldCall): (request: ApprovalRequest) => boolean {
+  const input = JSON.stringify(call.input ?? null);
+  return (request) => {
+    const payload = request.payload as Partial<HeldCall> | null;
+    return (
+      request.hostOnly === true &&
+      payload?.callKey === call.callKey &&
+      payload.tool === call.tool &&
+      JSON.stringify(payload.input ?? null) === input
+    );
+  };
+}
+
 /** The call's request: the one a run before this one opened, else a new one (recorded before anything waits). */
 function findOrOpen(session: SessionHandle, call: HeldCall, options: CheckedOptions): string {
-  const found = findRequest(session, call);
+  const found = findRequest(session, isRequestOf(call));
   if (found) return found.request.id;
   return openToolApprovalRequest(session, {
     tool: call.tool,
@@ -198,7 +201,7 @@ async function requestEnd(
   for (;;) {
     context.signal?.throwIfAborted();
     abortSignal?.throwIfAborted();
-    const found = findRequest(context.session, { tool: '', input: null, callKey: '' }, id);
+    const found = findRequest(context.session, (request) => request.id === id);
     if (!found) throw new Error(`rolebox internal error: request ${id} is gone from the session`);
     if (found.request.status !== 'open' || !found.live) return found;
     await new Promise((resolve) => setTimeout(resolve, pollMs));
