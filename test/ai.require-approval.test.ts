@@ -340,6 +340,23 @@ describe('requireApproval: the tool runs only after the host approves its reques
     expect(toolResultSeen(second.model)).toContain('is not active in session S1');
   });
 
+  it('a cancelled effect stops the wait: the handler rejects with the abort reason, the tool never runs, the request stays open', async () => {
+    const session = await deploySession();
+    const { wrapped, runs } = deployTool();
+    const { handlers } = agentCalling(wrapped);
+    const controller = new AbortController();
+    const running = handlers.invoke_main_agent(invoke, {
+      ...context(session),
+      signal: controller.signal,
+    });
+    await until(() => requestsOf(session).length === 1);
+    controller.abort(new Error('effect cancelled'));
+    await expect(running).rejects.toThrow('effect cancelled');
+    session.approve('deploy:r1');
+    await new Promise((r) => setTimeout(r, 20));
+    expect(runs).toEqual([]);
+  });
+
   it('unbound (no session), the tool refuses to run', async () => {
     const { wrapped, runs } = deployTool();
     expect(() =>
