@@ -24,8 +24,9 @@ import { withFastContext } from './fast-context.js';
  * Version of the function machine's persisted shape; bump when context or states change.
  * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
  * 3: a request may carry a deadline (`expiresAt`, `onTimeout`) and end `expired`.
+ * 4: a request may be host-only (`hostOnly`: a tool call held for the host's approval).
  */
-export const FUNCTION_MACHINE_VERSION = 3;
+export const FUNCTION_MACHINE_VERSION = 4;
 
 /**
  * The actions by which a function talks to its session. A model test provides them as
@@ -139,6 +140,7 @@ export function createFunctionMachine(env: MachineEnv) {
             ...(approvalTimeoutMs === undefined ? {} : { approvalTimeoutMs }),
             ...(onTimeout === undefined ? {} : { onTimeout }),
             ...(event.expires === undefined ? {} : { expires: event.expires }),
+            ...(event.byHost === true ? { byHost: true } : {}),
           },
         );
         let kv = recordSignal(step.kv, type, payload);

@@ -44,6 +44,8 @@ import { outboxActions } from './session.outbox.js';
  * 3: the effect outbox (`effectCount`, `pendingEffects`). 4: `effectNonce`, so a session
  * id opened again numbers its effects apart from its earlier incarnations.
  * 5: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
+ * (A host's `session.signal` may carry `byHost` and `to`: new optional event fields, the
+ * context is unchanged.)
  */
 export const SESSION_MACHINE_VERSION = 5;
 
@@ -60,9 +62,11 @@ export type SessionMachineEnv = MachineEnv & { readonly factories?: SessionMachi
 
 /**
  * The live functions a signal reaches: every one, except for an answer or a rejection that
- * names a request (`payload.requestId`, SPEC §9), which reaches only the request's function.
+ * names a request (`payload.requestId`, SPEC §9), which reaches only the request's function,
+ * and a host's signal addressed `to` one function (a tool call's request), which reaches it.
  */
-function signalAddressees(live: readonly string[], signal: SignalArgs): string[] {
+function signalAddressees(live: readonly string[], signal: SignalArgs, to?: string): string[] {
+  if (to !== undefined) return live.filter((name) => name === to);
   const named = namedRequestId(signal);
   if (named === undefined) return [...live];
   const owner = functionOfRequestId(named);
@@ -81,14 +85,17 @@ function signalAddressees(live: readonly string[], signal: SignalArgs): string[]
  */
 const signalActions = (env: MachineEnv) => ({
   routeSignal: sessionAction(
-    ({ context, self, enqueue }, { signal, at }: { signal: SignalArgs; at: number }) => {
+    (
+      { context, self, enqueue },
+      { signal, at, byHost, to }: { signal: SignalArgs; at: number; byHost?: true; to?: string },
+    ) => {
       const facts = factsNow(context, self);
-      const recordedOn = signalAddressees(context.liveFunctions, signal);
+      const recordedOn = signalAddressees(context.liveFunctions, signal, to);
       const requests: string[] = [];
       const deadlines: Record<string, number> = {};
       for (const name of recordedOn) {
         const fn = childSnapshot<FunctionMachine>(self, functionChildId(name))?.context;
-        const request = fn && requestTouchedBy(name, fn.kv, fn.version, signal);
+        const request = fn && requestTouchedBy(name, fn.kv, fn.version, signal, byHost === true);
         if (request !== undefined) requests.push(request);
         // The deadline the function will give the request it opens (decided as it will).
         const deadline = isPausingSignal(signal.type)
@@ -100,6 +107,7 @@ const signalActions = (env: MachineEnv) => ({
           signal,
           facts,
           at,
+          ...(byHost ? { byHost } : {}),
         });
       }
       enqueue.assign({ updatedAt: at });

@@ -23,6 +23,8 @@ export const ERROR_CODES = {
     'an answer or rejection naming an approval request that is unknown or already resolved',
   stale_approval:
     'an answer whose seenVersion is older than the version of the function it would approve',
+  approval_host_only:
+    "an agent's answer or rejection naming a request only the host may answer (a tool call held for approval)",
   unknown_session: 'a session id that is not live',
   duplicate_session: 'opening a session with an id that is already live',
   malformed_loop_text: 'a `|loop|` call whose parameters cannot be parsed',

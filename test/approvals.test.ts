@@ -13,6 +13,7 @@ import {
   type SessionHandle,
 } from '../src/index.js';
 import { CURRENT_MACHINE_VERSIONS } from '../src/persistence/envelope.js';
+import { openToolApprovalRequest } from '../src/rolebox/session-handle.js';
 import { SimulatedClock, seededIdSource } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf } from './support/rolebox.js';
@@ -372,6 +373,87 @@ describe('stored requests are checked on restore', () => {
     delete envelope.checksum; // edited by hand below: checked in full, as a record with no checksum is
     envelope.snapshot.children['fn:deploy'].snapshot.context.kv.__approval_requests[0].status =
       'approved-by-me';
+    store.records.set('S', JSON.stringify(envelope));
+    const error = await restart(rb, store).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { code?: string; message?: string },
+    );
+    expect(error?.code).toBe('invalid_snapshot');
+    expect(error?.message).toContain('__approval_requests');
+  });
+});
+
+describe('host-only requests (a tool call held for approval, issue 25 item 3) across a restart', () => {
+  /** A session with `deploy` live and a tool call's request open in it. */
+  async function heldCall() {
+    const { rb, store } = await open();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('deploy');
+    const id = openToolApprovalRequest(session, {
+      tool: 'deploy_tool',
+      payload: { tool: 'deploy_tool', input: { env: 'prod' }, callKey: 'S:e1/deploy_tool#1' },
+      function: 'deploy',
+    });
+    return { rb, store, session, id };
+  }
+
+  it('stays host-only after a restart: an agent cannot answer it, the host can', async () => {
+    const { rb, store, id } = await heldCall();
+    expect(id).toBe('deploy:r1');
+    const after = await restart(rb, store);
+    expect(requestsOf(after.session, 'deploy')).toMatchObject([
+      { id, status: 'open', hostOnly: true, payload: { tool: 'deploy_tool' } },
+    ]);
+    expect(
+      errorOf(() => after.session.signal({ type: 'answer', payload: { requestId: id } })).code,
+    ).toBe('approval_host_only');
+    after.session.signal({ type: 'answer' });
+    after.session.idle();
+    expect(requestsOf(after.session, 'deploy')[0]?.status).toBe('open');
+    expect(phaseOf(after.session, 'deploy')).toBe('gated');
+    after.session.approve(id, { by: 'ana' });
+    expect(requestsOf(after.session, 'deploy')[0]).toMatchObject({
+      status: 'answered',
+      answeredBy: 'ana',
+    });
+  });
+
+  it('an unnamed answer from an agent passes over a host-only request to the agent’s own', async () => {
+    const { session, id } = await heldCall();
+    session.signal({ type: 'need_approval', payload: { reason: 'the agent asks' } });
+    const receipt = session.signal({ type: 'answer' });
+    expect(receipt.requests).toEqual(['deploy:r2']);
+    expect(requestsOf(session, 'deploy').map((r) => `${r.id} ${r.status}`)).toEqual([
+      `${id} open`,
+      'deploy:r2 answered',
+    ]);
+    expect(phaseOf(session, 'deploy')).toBe('gated');
+  });
+
+  it('a record from function machine 2 restores: its requests were opened by agents, which may answer them', async () => {
+    const { rb, store } = await open();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('deploy');
+    session.signal({ type: 'need_approval', payload: { reason: 'step 1' } });
+    await rb.flush();
+    const envelope = JSON.parse(store.records.get('S') as string);
+    delete envelope.checksum; // edited by hand below: checked in full
+    expect(envelope.machineVersions.function).toBe(CURRENT_MACHINE_VERSIONS.function);
+    envelope.machineVersions.function = 2;
+    store.records.set('S', JSON.stringify(envelope));
+    const after = await restart(rb, store);
+    expect(requestsOf(after.session, 'deploy')[0]).not.toHaveProperty('hostOnly');
+    after.session.signal({ type: 'answer', payload: { requestId: 'deploy:r1' } });
+    expect(phaseOf(after.session, 'deploy')).toBe('active');
+  });
+
+  it('a record whose hostOnly is anything but true is refused (invalid_snapshot)', async () => {
+    const { rb, store } = await heldCall();
+    await rb.flush();
+    const envelope = JSON.parse(store.records.get('S') as string);
+    delete envelope.checksum; // edited by hand below: checked in full
+    envelope.snapshot.children['fn:deploy'].snapshot.context.kv.__approval_requests[0].hostOnly =
+      false;
     store.records.set('S', JSON.stringify(envelope));
     const error = await restart(rb, store).then(
       () => undefined,

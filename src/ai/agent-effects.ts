@@ -24,6 +24,10 @@ import {
 } from './agent-prompts.js';
 import { askUserTool, decideTool, writeArtifactTool } from './agent-tools.js';
 import { aiTool } from './ai-sdk.js';
+import { bindApprovalTools } from './require-approval.js';
+
+/** The names of rolebox's own agent tools, which an agent's `tools` may not take. */
+const ROLEBOX_AGENT_TOOLS = ['signal', 'decide', 'write_artifact', 'ask_user'];
 
 /** One agent: its model and what it is told. */
 export interface AgentSpec {
@@ -38,6 +42,12 @@ export interface AgentSpec {
   readonly context?: (ctx: EffectHandlerContext) => string | Promise<string>;
   /** Model steps one handler call may take before it gives up (default 6). */
   readonly maxSteps?: number;
+  /**
+   * The host's own AI SDK tools for this agent, beside rolebox's (whose names they may not
+   * take: `signal`, `decide`, `write_artifact`, `ask_user`). Tools made by `requireApproval`
+   * are bound to the effect's session and key: their calls wait for the host's approval.
+   */
+  readonly tools?: ToolSet;
 }
 
 /** A worker's agent. */
@@ -237,7 +247,8 @@ async function runAgent(
 ): Promise<readonly StepResult<ToolSet>[]> {
   ctx.signal.throwIfAborted();
   const { generateText, stepCountIs } = await aiSdk();
-  const all: ToolSet = { signal: aiTool(ctx.session, 'signal'), ...tools };
+  const own = bindApprovalTools(spec.tools ?? {}, ctx);
+  const all: ToolSet = { ...own, signal: aiTool(ctx.session, 'signal'), ...tools };
   const result = await generateText({
     model: spec.model,
     system: spec.system ?? defaultSystem,
@@ -376,5 +387,33 @@ function checkSpec(field: string, spec: AgentSpec): void {
       `agentEffects: ${field}.maxSteps must be an integer from 1 to 100, got ${describeValue(maxSteps)}`,
       { field },
     );
+  }
+  checkTools(field, spec.tools);
+}
+
+/** An agent's own tools: an object of tools, none named as one of rolebox's. */
+function checkTools(field: string, tools: unknown): void {
+  if (tools === undefined) return;
+  if (typeof tools !== 'object' || tools === null || Array.isArray(tools))
+    throw new RoleboxError(
+      'invalid_argument',
+      `agentEffects: ${field}.tools must be an object of AI SDK tools by name, got ${describeValue(tools)}`,
+      { field },
+    );
+  for (const [name, tool] of Object.entries(tools)) {
+    const problem = ROLEBOX_AGENT_TOOLS.includes(name)
+      ? `is one of rolebox's own tools (${ROLEBOX_AGENT_TOOLS.join(', ')})`
+      : typeof tool !== 'object' || tool === null
+        ? `is not an AI SDK tool (got ${describeValue(tool)})`
+        : undefined;
+    if (problem)
+      throw new RoleboxError(
+        'invalid_argument',
+        `agentEffects: ${field}.tools.${name} ${problem}`,
+        {
+          field,
+          tool: name,
+        },
+      );
   }
 }

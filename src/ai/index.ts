@@ -39,6 +39,13 @@ export {
   sessionViewUri,
 } from './mcp-server.js';
 export {
+  type ApprovedToolContext,
+  bindApprovalTools,
+  type RequireApprovalOptions,
+  requireApproval,
+  type ToolApprovalContext,
+} from './require-approval.js';
+export {
   AGENT_TOOL_NAMES,
   type AnthropicToolDefinition,
   callTool,

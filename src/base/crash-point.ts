@@ -7,9 +7,11 @@
  * The points are listed where they are reached: the `rolebox` command's (src/cli/crash-points.ts)
  * and the effect runner's (`effect-saved`: an effect's step saved, before its handler runs;
  * `effect-running`: its handler called, not returned; `effect-result-saved`: its result
- * recorded and saved, not applied; src/runtime/session-effect-runner.ts) and the deadline
+ * recorded and saved, not applied; src/runtime/session-effect-runner.ts), the deadline
  * timers' (`request-expired`: an approval request's expiry applied, not saved;
- * src/rolebox/rolebox.ts).
+ * src/rolebox/rolebox.ts), and a tool held for approval's (`tool-approved`: its request
+ * approved and saved, the tool not run; `tool-ran`: the tool run, its output not recorded;
+ * src/ai/require-approval.ts).
  */
 export function crashPoint(point: string): void {
   const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process

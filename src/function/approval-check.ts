@@ -68,7 +68,9 @@ function staleApproval(
  * Why an answer, a rejection or a pausing signal cannot be applied to the session's live
  * functions (SPEC §9), as the error to throw; undefined when it can (and for every other
  * signal). A pausing signal's own deadline (`payload.timeoutMs`) must be one. A request it
- * names must be open in a live function (`stale_answer`); an answer's `seenVersion` must not
+ * names must be open in a live function (`stale_answer`) and, when the host opened it (a
+ * tool call held for approval), the signal must come from the host (`approval_host_only`:
+ * an agent never answers it; an unnamed answer from an agent passes over it); an answer's `seenVersion` must not
  * be older than the version of any function whose request it would resolve
  * (`stale_approval`, fail closed: the request stays open). A rejection is never stale.
  *
@@ -77,6 +79,7 @@ function staleApproval(
 export function answerProblem(
   signal: SignalArgs,
   functions: readonly LiveFunction[],
+  byHost: boolean,
 ): RoleboxError | undefined {
   if (isPausingSignal(signal.type)) return timeoutProblem(signal);
   if (signal.type !== 'answer' && signal.type !== 'revise_needed') return undefined;
@@ -92,11 +95,17 @@ export function answerProblem(
         `request ${describeValue(named)} is unknown or already resolved; open requests: ${openIds(functions)}`,
         { requestId: named },
       );
+    if (!byHost && openRequestById(owner.kv, named)?.hostOnly === true)
+      return new RoleboxError(
+        'approval_host_only',
+        `request ${named} holds a tool call for the host's approval: only session.approve / session.reject answer it, not an agent's ${signal.type} signal`,
+        { requestId: named },
+      );
     return staleApproval(owner, named, seen);
   }
   if (signal.type !== 'answer') return undefined;
   for (const fn of functions) {
-    const oldest = oldestOpenRequest(fn.kv);
+    const oldest = oldestOpenRequest(fn.kv, byHost);
     const stale = oldest && staleApproval(fn, oldest.id, seen);
     if (stale) return stale;
   }

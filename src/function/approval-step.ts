@@ -84,13 +84,18 @@ export function requestResolvedBy(
   kv: FunctionKv,
   version: number,
   signal: SignalArgs,
+  byHost: boolean,
 ): string | undefined {
   // Only an approval can be stale: a rejection is always let through (fail closed).
   const seen = signal.type === 'answer' ? seenVersionOf(signal) : undefined;
   if (seen !== undefined && seen < version) return undefined;
   const named = namedRequestId(signal);
-  if (named !== undefined) return openRequestById(kv, named)?.id;
-  return signal.type === 'answer' ? oldestOpenRequest(kv)?.id : undefined;
+  if (named !== undefined) {
+    const request = openRequestById(kv, named);
+    // A host-only request is the host's to answer: an agent's answer never reaches it.
+    return request && (byHost || request.hostOnly !== true) ? request.id : undefined;
+  }
+  return signal.type === 'answer' ? oldestOpenRequest(kv, byHost)?.id : undefined;
 }
 
 /** How a function takes a signal's step: its `approval_timeout`, and the expiry it carries. */
@@ -101,15 +106,18 @@ export interface ApprovalStepOptions {
   readonly onTimeout?: OnTimeout;
   /** The request whose deadline came, when the signal is that expiry (sent by the runtime). */
   readonly expires?: string;
+  /** The host sent the signal (`approve`, `reject`, a tool call held for approval), not an agent. */
+  readonly byHost?: boolean;
 }
 
 /**
  * A signal's step on a function's requests and version. A pausing signal is a change (the
- * version counts it) and opens a request carrying the new version and its deadline. An
- * answer, or a rejection naming a request, resolves the request it reaches and is not a
- * change: it is the reviewer's act, not the agent's, so answering one request does not make
- * the next stale. The expiry of a request (`options.expires`: an `escalate` or a rejection)
- * marks it `expired` and is not a change either. Any other signal is a change.
+ * version counts it) and opens a request carrying the new version, its deadline, and
+ * `hostOnly` when the host sent it (a tool call held for approval). An answer, or a
+ * rejection naming a request, resolves the request it reaches and is not a change: it is the
+ * reviewer's act, not the agent's, so answering one request does not make the next stale.
+ * The expiry of a request (`options.expires`: an `escalate` or a rejection) marks it
+ * `expired` and is not a change either. Any other signal is a change.
  *
  * Use when: a function records a signal (machines/function.machine.ts).
  */
@@ -135,13 +143,14 @@ export function approvalStep(
         ...(expiresAt === undefined
           ? {}
           : { expiresAt, onTimeout: options.onTimeout ?? DEFAULT_ON_TIMEOUT }),
+        ...(options.byHost ? { hostOnly: true as const } : {}),
       }),
       version: opened,
     };
   }
   const isAnswer = signal.type === 'answer' || namedRequestId(signal) !== undefined;
   if (!isAnswer) return { kv, version: version + 1 };
-  const resolved = requestResolvedBy(kv, version, signal);
+  const resolved = requestResolvedBy(kv, version, signal, options.byHost === true);
   return {
     kv: resolved === undefined ? kv : resolveRequest(kv, resolved, resolutionOf(signal, at)),
     version,
@@ -157,8 +166,9 @@ export function requestTouchedBy(
   kv: FunctionKv,
   version: number,
   signal: SignalArgs,
+  byHost: boolean,
 ): string | undefined {
   if (isPausingSignal(signal.type)) return nextRequestId(kv, name);
   if (signal.type !== 'answer' && namedRequestId(signal) === undefined) return undefined;
-  return requestResolvedBy(kv, version, signal);
+  return requestResolvedBy(kv, version, signal, byHost);
 }

@@ -57,6 +57,19 @@ const observeSchema = z.strictObject(
   { error: 'an observe entry must be an object with tool and capture_payload_as or set_evidence' },
 );
 
+/**
+ * A tool name as models call tools (and as an AI SDK tool set keys them). A name that is an
+ * Object.prototype key (`constructor`, `__proto__`, …) is refused: a tool set is a plain
+ * object, where such a name finds the prototype's property instead of a tool.
+ */
+const approvalToolName = z
+  .string({ error: expected('a tool name') })
+  .regex(
+    /^[A-Za-z_][A-Za-z0-9_-]{0,127}$/,
+    'a tool name must be a letter or _ then letters, digits, _ or - (128 at most)',
+  )
+  .refine((tool) => !(tool in Object.prototype), 'a tool name must not be an Object.prototype key');
+
 /** The zod schema of a function's frontmatter (SPEC §2.1). Unknown top-level keys pass through. */
 export const functionSpecSchema = z.looseObject(
   {
@@ -80,6 +93,10 @@ export const functionSpecSchema = z.looseObject(
       .optional(),
     on_timeout: z
       .enum(ON_TIMEOUT_ACTIONS, { error: `must be ${ON_TIMEOUT_ACTIONS.join(' or ')}` })
+      .optional(),
+    requires_approval_for: z
+      .array(approvalToolName, { error: expected('a list of tool names') })
+      .refine((tools) => new Set(tools).size === tools.length, 'a tool is listed twice')
       .optional(),
   },
   { error: 'a function definition must be an object (the keys of its frontmatter)' },
@@ -123,6 +140,11 @@ export interface FunctionSpec {
   readonly approval_timeout?: number | string;
   /** What an expired request becomes: `escalate` (the default) or `reject`. */
   readonly on_timeout?: OnTimeout;
+  /**
+   * Tools whose calls, while this function is live, open a host-only approval request in its
+   * ledger and run only once the host approves it (`requireApproval` from `rolebox/ai`).
+   */
+  readonly requires_approval_for?: readonly string[];
   /** Anything else is kept (and warned about). */
   readonly [key: string]: unknown;
 }
@@ -160,6 +182,8 @@ export interface FunctionDefinition {
   readonly approvalTimeoutMs?: number;
   /** `on_timeout`; absent: `escalate`. */
   readonly onTimeout?: OnTimeout;
+  /** The tools whose calls this function's gate holds for the host's approval (when it lists any). */
+  readonly requiresApprovalFor?: readonly string[];
   /** The markdown body after the frontmatter (the function's instructions), if loaded from a file. */
   readonly body: string;
   /** The file it came from, if any. */
@@ -466,6 +490,9 @@ export function examineFunctionSpec(
       ? {}
       : { approvalTimeoutMs: durationMs(data.approval_timeout) as number }),
     ...(data.on_timeout === undefined ? {} : { onTimeout: data.on_timeout }),
+    ...(data.requires_approval_for === undefined
+      ? {}
+      : { requiresApprovalFor: data.requires_approval_for }),
     body: options.body ?? '',
     ...(file ? { source: file } : {}),
     extra,

@@ -56,6 +56,8 @@ export type FunctionEvent =
       readonly at: number;
       /** The request this signal expires (its deadline came; sent by the session, SPEC §9). */
       readonly expires?: string;
+      /** The signal came from the host, not an agent (SPEC §9: host-only requests). */
+      readonly byHost?: true;
     }
   | {
       readonly type: 'fn.tool';

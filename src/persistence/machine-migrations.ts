@@ -204,6 +204,18 @@ function functionRequestsWithDeadlines(snapshot: Json): Json {
 }
 
 /**
+ * Function machine 3 → 4: a request may be host-only (`hostOnly`, a tool call held for the
+ * host's approval). The field is optional and a request stored before was opened by an agent's
+ * signal, which an agent's answer may resolve, so a version-3 record is already a valid
+ * version-4 one. The bump is for the other direction: code that does not know `hostOnly`
+ * would let an agent answer a host-only request, so it must refuse (snapshot_too_new) a
+ * record that may hold one.
+ */
+function functionRequestsMayBeHostOnly(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * System machine 2 → 3: shards are spawned with their first session and stopped with their
  * last, not all at start (issue 26). A store never held the root's children (the `$system`
  * record is the loop registry alone), so nothing needs rewriting; a recorded run's root
@@ -230,7 +242,11 @@ export const MACHINE_MIGRATIONS: {
     3: sessionWithEffectNonce,
     4: sessionWithWaitDeadline,
   },
-  function: { 1: sessionWithFunctionRequests, 2: functionRequestsWithDeadlines },
+  function: {
+    1: sessionWithFunctionRequests,
+    2: functionRequestsWithDeadlines,
+    3: functionRequestsMayBeHostOnly,
+  },
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };
 

@@ -58,6 +58,7 @@ const approvalRequestSchema = z.object({
   seenVersion: count.optional(),
   expiresAt: time.optional(),
   onTimeout: z.enum(ON_TIMEOUT_ACTIONS).optional(),
+  hostOnly: z.literal(true).optional(),
 });
 const approvalRequestsSchema = z.array(approvalRequestSchema);
 

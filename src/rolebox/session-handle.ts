@@ -121,6 +121,36 @@ export function deliverEffectCommand(
   return deliverOutbox(handle, command);
 }
 
+/** What {@link openToolApprovalRequest} opens: a tool call held for the host's approval. */
+export interface ToolApprovalOpening {
+  /** The tool's name (as the model calls it). */
+  readonly tool: string;
+  /** The request's payload: the tool, its arguments and the call's key (plain JSON). */
+  readonly payload: Record<string, unknown>;
+  /** The function whose ledger takes it; default: the first live one listing the tool in `requires_approval_for`. */
+  readonly function?: string;
+}
+
+/** Set by {@link SessionHandle}'s static block: the host's own need_approval, to one function. */
+let openHostRequest: (handle: SessionHandle, opening: ToolApprovalOpening) => string;
+
+/**
+ * Internal (`requireApproval`, src/ai/require-approval.ts): opens a host-only approval
+ * request for a tool call (SPEC §9) in the ledger of one live function: the named one, else
+ * the first live function whose definition lists the tool in `requires_approval_for`. The
+ * function is gated until the host answers it (`approve` / `reject`); an agent's own
+ * `answer` never does. Not a host API: it is the command path of a tool wrapper, which
+ * agents cannot reach.
+ * Returns: the request's id. Throws: `function_not_active` when no live function takes it,
+ * `unknown_function` for a function name with no definition.
+ */
+export function openToolApprovalRequest(
+  handle: SessionHandle,
+  opening: ToolApprovalOpening,
+): string {
+  return openHostRequest(handle, opening);
+}
+
 /**
  * A handler's reported events the session would refuse as `send` would (the checks of
  * `effectResultProblem`) become the effect's error, with the refusal's code and message:
@@ -171,6 +201,32 @@ export class SessionHandle {
       const at = handle.#host.now();
       return handle.#deliver({ ...refusedAsError(handle, command, at), at } as EffectCommand);
     };
+    openHostRequest = (handle, opening) => {
+      handle.#host.path.requireLive(handle.id);
+      const to = handle.#approvalFunctionFor(opening);
+      const receipt = handle.#signal(
+        { type: 'need_approval', payload: opening.payload },
+        { byHost: true, to },
+      );
+      const [id] = receipt.requests ?? [];
+      if (id === undefined)
+        throw new Error(`rolebox internal error: ${to} opened no request for ${opening.tool}`);
+      return id;
+    };
+  }
+
+  /** The live function a tool call's request goes to (see {@link openToolApprovalRequest}). */
+  #approvalFunctionFor(opening: ToolApprovalOpening): string {
+    if (opening.function !== undefined) return this.#requireLive(opening.function).context.name;
+    const taker = this.#context().liveFunctions.find((name) =>
+      this.#host.catalog.get(name)?.requiresApprovalFor?.includes(opening.tool),
+    );
+    if (taker !== undefined) return taker;
+    throw new RoleboxError(
+      'function_not_active',
+      `tool ${describeValue(opening.tool)} needs approval, but no live function of session ${this.id} takes its requests (give requireApproval a function, or list the tool in a live function's requires_approval_for)`,
+      { sessionId: this.id, tool: opening.tool },
+    );
   }
 
   /** The session id. */
@@ -357,16 +413,28 @@ export class SessionHandle {
   /**
    * Delivers an agent signal to every live function of the session.
    * Returns: the receipt, whose `text` is the `|signal|` tool's reply for the agent.
-   * Throws: `unknown_signal_type`, `invalid_signal_payload`, `invalid_argument`.
+   * Throws: `unknown_signal_type`, `invalid_signal_payload`, `invalid_argument`;
+   * `stale_answer` / `stale_approval` (SPEC §9); `approval_host_only` for an answer or
+   * rejection naming a request only the host answers (a tool call held for approval: an
+   * unnamed answer passes over such requests).
    */
   signal(args: SignalInput): SignalReceipt {
     return this.#signal(parseSignalArgs(args));
   }
 
-  #signal(signal: SignalArgs): SignalReceipt {
-    const problem = answerProblem(signal, this.#liveFunctionContexts());
+  /**
+   * `from`: set only by the host's own paths (approve, reject, a tool call's request), never
+   * by `signal()`, which is what agents reach: an agent cannot answer a host-only request.
+   */
+  #signal(signal: SignalArgs, from: { byHost?: true; to?: string } = {}): SignalReceipt {
+    const problem = answerProblem(signal, this.#liveFunctionContexts(), from.byHost === true);
     if (problem) throw problem;
-    const events = this.#deliver({ type: 'session.signal', signal, at: this.#host.now() });
+    const events = this.#deliver({
+      type: 'session.signal',
+      signal,
+      at: this.#host.now(),
+      ...from,
+    });
     return this.#expect(events, 'signal').receipt;
   }
 
@@ -396,10 +464,10 @@ export class SessionHandle {
         'invalid_argument',
         `approve seenVersion must be a whole number, got ${describeValue(seenVersion)}`,
       );
-    return this.#signal({
-      type: 'answer',
-      payload: { requestId, ...definedOnly({ by, note, seenVersion }) },
-    });
+    return this.#signal(
+      { type: 'answer', payload: { requestId, ...definedOnly({ by, note, seenVersion }) } },
+      { byHost: true },
+    );
   }
 
   /**
@@ -419,10 +487,10 @@ export class SessionHandle {
         'invalid_argument',
         `reject needs a reason (a non-empty string), got ${describeValue(reason)}`,
       );
-    return this.#signal({
-      type: 'revise_needed',
-      payload: { requestId, reason, ...definedOnly({ by }) },
-    });
+    return this.#signal(
+      { type: 'revise_needed', payload: { requestId, reason, ...definedOnly({ by }) } },
+      { byHost: true },
+    );
   }
 
   /**

@@ -11,7 +11,18 @@ import type { RuntimeEvent, TimedRuntimeEvent } from './runtime-types.js';
 export type SessionCommand =
   | { readonly type: 'session.activate'; readonly name: string; readonly at: number }
   | { readonly type: 'session.deactivate'; readonly name: string; readonly at: number }
-  | { readonly type: 'session.signal'; readonly signal: SignalArgs; readonly at: number }
+  | {
+      readonly type: 'session.signal';
+      readonly signal: SignalArgs;
+      readonly at: number;
+      /**
+       * Set by the host's own paths (`approve`, `reject`, a tool call held for approval),
+       * never by an agent's `signal`: only then may it open or answer a host-only request.
+       */
+      readonly byHost?: true;
+      /** The one live function it is for (a tool call's request), instead of every one. */
+      readonly to?: string;
+    }
   /**
    * The runtime's timers: the approval requests of live functions whose deadline came by
    * `at` expire (SPEC §9). Nothing is due: nothing happens.

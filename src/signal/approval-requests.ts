@@ -52,6 +52,12 @@ export interface ApprovalRequest {
    * an `escalate` signal, or a rejection (`revise_needed`).
    */
   readonly onTimeout?: OnTimeout;
+  /**
+   * Set on a request the host opened (a tool call `requireApproval` holds, SPEC §9): only
+   * the host answers it (`approve` / `reject`), never an agent's own `answer` signal, so
+   * an agent cannot approve its own tool call (fail closed).
+   */
+  readonly hostOnly?: true;
 }
 
 /** How an answer or a rejection resolves a request. */
@@ -85,7 +91,14 @@ export function openRequest(
   kv: FunctionKv,
   opening: Pick<
     ApprovalRequest,
-    'function' | 'type' | 'payload' | 'openedAt' | 'version' | 'expiresAt' | 'onTimeout'
+    | 'function'
+    | 'type'
+    | 'payload'
+    | 'openedAt'
+    | 'version'
+    | 'expiresAt'
+    | 'onTimeout'
+    | 'hostOnly'
   >,
 ): FunctionKv {
   const request: ApprovalRequest = {
@@ -101,9 +114,14 @@ export function openRequestById(kv: FunctionKv, id: string): ApprovalRequest | u
   return readRequests(kv).find((request) => request.id === id && request.status === 'open');
 }
 
-/** The oldest open request, else undefined. */
-export function oldestOpenRequest(kv: FunctionKv): ApprovalRequest | undefined {
-  return readRequests(kv).find((request) => request.status === 'open');
+/**
+ * The oldest open request an answer from this source may resolve, else undefined: an agent's
+ * answer (`byHost` false) passes over the requests only the host answers.
+ */
+export function oldestOpenRequest(kv: FunctionKv, byHost: boolean): ApprovalRequest | undefined {
+  return readRequests(kv).find(
+    (request) => request.status === 'open' && (byHost || request.hostOnly !== true),
+  );
 }
 
 /**
