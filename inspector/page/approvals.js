@@ -99,31 +99,41 @@ function button(label, row, kind) {
   return element;
 }
 
-/** One row of the table: text cells only (a payload is shown as text, never as markup). */
-function tableRow(row, travelling) {
+/** A part of a request's entry: text only (a payload is shown as text, never as markup). */
+function part(className, text) {
+  const element = document.createElement('span');
+  element.className = className;
+  element.textContent = text;
+  return element;
+}
+
+/**
+ * One request as an entry of the list: id, status and the buttons on its first line, what it
+ * asked on the second, when it opened and how it was resolved (when, by whom, the note) on
+ * the third. A list, not a table: the side panel is narrow.
+ */
+function entry(row, travelling) {
   const { request } = row;
-  const element = document.createElement('tr');
+  const element = document.createElement('li');
   element.dataset.request = request.id;
   element.dataset.status = String(request.status);
-  const resolved = request.status === 'open' ? '' : timeText(request.answeredAt);
-  const who = [request.answeredBy, request.note].filter((part) => typeof part === 'string');
-  for (const text of [
-    request.id,
-    String(request.status),
-    askedText(request.payload),
-    timeText(request.openedAt),
-    resolved,
-    who.join(': '),
-  ]) {
-    const cell = document.createElement('td');
-    cell.textContent = text;
-    element.append(cell);
-  }
-  const actions = document.createElement('td');
+  const head = document.createElement('div');
+  head.append(part('id', request.id), part('status', String(request.status)));
   // No buttons on a past view (time travel): an answer is to what is open now.
-  if (request.status === 'open' && row.target && !travelling)
+  if (request.status === 'open' && row.target && !travelling) {
+    const actions = document.createElement('span');
+    actions.className = 'actions';
     actions.append(button('Approve', row, 'approve'), button('Reject', row, 'reject'));
-  element.append(actions);
+    head.append(actions);
+  }
+  const when = document.createElement('div');
+  when.append(part('opened', `opened ${timeText(request.openedAt)}`));
+  if (request.status !== 'open') {
+    const who = [request.answeredBy, request.note].filter((text) => typeof text === 'string');
+    when.append(part('resolved', ` · ${request.status} ${timeText(request.answeredAt)}`));
+    if (who.length > 0) when.append(part('who', ` · ${who.join(': ')}`));
+  }
+  element.append(head, part('asked', askedText(request.payload)), when);
   return element;
 }
 
@@ -131,10 +141,10 @@ function tableRow(row, travelling) {
 export function renderApprovals(actor) {
   const rows = approvalRows(actor);
   $('approvals-panel').hidden = rows === undefined || rows.length === 0;
-  const body = $('approvals').tBodies[0];
-  if (rows === undefined) return body.replaceChildren();
+  const list = $('approvals');
+  if (rows === undefined) return list.replaceChildren();
   const travelling = state.travel !== null && state.travel !== undefined;
-  body.replaceChildren(...rows.map((row) => tableRow(row, travelling)));
+  list.replaceChildren(...rows.map((row) => entry(row, travelling)));
   const open = rows.filter((row) => row.request.status === 'open').length;
   $('approvals-summary').textContent = `${open} open, ${rows.length - open} resolved`;
 }
