@@ -228,7 +228,7 @@ function diffJson(
   expected: unknown,
   actual: unknown,
   path = '',
-  keys: readonly string[] = [],
+  pathKeys: readonly string[] = [],
 ): Difference[] {
   if (Object.is(expected, actual)) return [];
   const bothObjects =
@@ -237,7 +237,7 @@ function diffJson(
     typeof actual === 'object' &&
     actual !== null;
   if (!bothObjects || Array.isArray(expected) !== Array.isArray(actual))
-    return [{ path: path || '(root)', keys, expected, actual }];
+    return [{ path: path || '(root)', keys: pathKeys, expected, actual }];
   const keys = new Set([...Object.keys(expected as object), ...Object.keys(actual as object)]);
   const differences: Difference[] = [];
   for (const key of keys) {
@@ -246,7 +246,7 @@ function diffJson(
         (expected as Record<string, unknown>)[key],
         (actual as Record<string, unknown>)[key],
         path ? `${path}.${key}` : key,
-        [...keys, key],
+        [...pathKeys, key],
       ),
     );
     if (differences.length >= 12) break;
