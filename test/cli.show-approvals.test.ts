@@ -5,6 +5,7 @@ import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { approvalLines } from '../src/cli/approval-output.js';
 import { readShownSession, runShowCommand, showJson } from '../src/cli/commands/show.js';
 import type { Output } from '../src/cli/output.js';
 import { APPROVALS_STORE_START, writeStoreWithApprovals } from './support/approvals-store.js';
@@ -144,5 +145,36 @@ describe('rolebox show: approvals', () => {
     const text = captured();
     await runShowCommand('down', { store: other, tasks: join(dir, 'tasks') }, text);
     expect(text.lines().some((line) => line.startsWith('approvals:'))).toBe(false);
+  });
+
+  it('keeps each row on one line: a long or multi-line question or note is cut and marked', () => {
+    const lines = approvalLines([
+      {
+        id: 'deploy:r1',
+        function: 'deploy',
+        type: 'blocked',
+        payload: { reason: `${'x'.repeat(80)}` },
+        openedAt: 0,
+        version: 1,
+        status: 'rejected',
+        answeredAt: 1_000,
+        note: 'first line\nsecond line',
+      },
+      {
+        id: 'deploy:r2',
+        function: 'deploy',
+        type: 'need_clarification',
+        payload: { which: 'db' },
+        openedAt: 2_000,
+        version: 2,
+        status: 'open',
+      },
+    ]);
+    expect(lines[1]).toBe('approvals: 1 open, 1 resolved');
+    expect(lines).toHaveLength(6);
+    const [first, second] = lines.slice(4).map((line) => line.trim().split(/ {2,}/));
+    expect(first?.slice(-2)).toEqual([`${'x'.repeat(59)}…`, 'first line …']);
+    expect(first?.[6]).toBe('-');
+    expect(second?.slice(-2)).toEqual(['{"which":"db"}', '-']);
   });
 });

@@ -23,7 +23,9 @@ function requestsOf(context) {
  */
 function liveRows(actor) {
   const context = actor.snapshot?.context;
-  const live = !isFinished(actor) && !isGone(actor);
+  // Only a connected rolebox app takes commands (a store browsed or a run replayed does not).
+  const rolebox = state.apps.get(actor.app)?.rolebox === true;
+  const live = rolebox && !isFinished(actor) && !isGone(actor);
   return requestsOf(context).map((request) => ({
     request,
     target: live ? actor.id : undefined,
