@@ -2,8 +2,9 @@
 // (need_approval) in a session the host deems eligible, answer it without a human.
 //   agent.signal.emitted(need_approval)
 //     → signal.approval.auto-eligible
-//       → action.rolebox.send(answer)
+//       → action.rolebox.send(approve <request id>)
 //         → signal.action.applied, and the function waiting for `answer` opens.
+// It approves by request id: never a request the agent opened after the one judged.
 import {
   definePipelineTypes,
   definePolicy,
@@ -17,7 +18,7 @@ export const AUTO_ELIGIBLE = 'signal.approval.auto-eligible';
 
 // Handlers and builders typed by the policy's catalogue.
 const t = definePipelineTypes<{
-  signals: { [AUTO_ELIGIBLE]: { sessionId: string; reason: string } };
+  signals: { [AUTO_ELIGIBLE]: { sessionId: string; requestId: string; reason: string } };
 }>();
 
 /** Which approval requests the host lets through without a human. */
@@ -33,31 +34,31 @@ export function createAutoApprovalPolicy(options: AutoApprovalOptions): Pipeline
       PIPELINE_SOURCE_TYPES.agentSignalEmitted,
       'agent.signal.emitted:auto-approval-judge',
       (source) => {
-        const { sessionId, signalType, payload } = source.payload;
-        if (signalType !== 'need_approval' || !options.isEligible({ sessionId, payload })) {
-          return undefined;
-        }
+        const { sessionId, signalType, payload, requests } = source.payload;
+        if (signalType !== 'need_approval' || requests.length === 0) return undefined;
+        if (!options.isEligible({ sessionId, payload })) return undefined;
         const reason = typeof payload.reason === 'string' ? payload.reason : '';
-        const signal = t.createSignal({
-          source,
-          signalType: AUTO_ELIGIBLE,
-          payload: { sessionId, reason },
-        });
-        return { status: 'dispatch', signals: [signal] };
+        // One per request the signal opened (one per function it reached), each its own id.
+        const signals = requests.map((requestId) =>
+          t.createSignal({
+            source,
+            signalType: AUTO_ELIGIBLE,
+            id: `${source.sourceId.replace(/^source:/, '')}/${AUTO_ELIGIBLE}/${requestId}`,
+            payload: { sessionId, requestId, reason },
+          }),
+        );
+        return { status: 'dispatch', signals };
       },
     ),
     // Upstream: signal.approval.auto-eligible. Downstream: action.rolebox.send.
     t.defineSignalHandler(AUTO_ELIGIBLE, 'signal.approval.auto-eligible:answer', (signal) => {
+      const { sessionId, requestId } = signal.payload;
       const answer = t.createAction({
         signal,
         actionType: PIPELINE_ACTION_TYPES.roleboxSend,
         payload: {
-          sessionId: signal.payload.sessionId,
-          command: {
-            kind: 'signal',
-            type: 'answer',
-            payload: { approved: true, by: 'auto-approval' },
-          },
+          sessionId,
+          command: { kind: 'approve', requestId, by: 'auto-approval' },
         },
       });
       return { status: 'dispatch', actions: [answer] };

@@ -76,6 +76,7 @@ describe('the bridge end to end: the auto-approval policy', () => {
       signalType: 'need_approval',
       payload: { amount: 12, reason: 'refund' },
       recordedOn: ['approval'],
+      requests: ['approval:r1'],
     });
     const record = telemetryRecordOf(approvalRun as never);
     expect(record.dominantPath).toEqual([
@@ -89,16 +90,79 @@ describe('the bridge end to end: the auto-approval policy', () => {
       'signal.approval.auto-eligible',
       'signal.action.applied',
     ]);
-    expect(trace.signals[1]?.payload.output).toMatchObject({ type: 'answer', recordedOn: 1 });
+    expect(trace.signals[0]?.payload).toMatchObject({ requestId: 'approval:r1', reason: 'refund' });
+    expect(trace.signals[1]?.payload.output).toMatchObject({
+      type: 'answer',
+      recordedOn: 1,
+      requests: ['approval:r1'],
+    });
     expect(trace.handlerRuns).toEqual([
       expect.objectContaining({ handlerId: 'action.rolebox.send:deliver', status: 'ok' }),
     ]);
     // The answer the policy sent came back in as a source of its own, and went nowhere.
     expect(answerRun?.trace.source.payload).toMatchObject({
       signalType: 'answer',
-      payload: { approved: true, by: 'auto-approval' },
+      payload: { requestId: 'approval:r1', by: 'auto-approval' },
+      requests: ['approval:r1'],
     });
     expect(answerRun?.trace.signals).toEqual([]);
+    await rb.stop();
+  });
+
+  it('approves the request it judged, by id, and never one the agent opened after it', async () => {
+    const { rb, pipeline } = await approvalSystem();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('approval');
+    // r1 is eligible; a human approves it before the pipeline gets to it, and the agent then
+    // asks for something the policy would never approve (r2). An unnamed answer would
+    // resolve the oldest open request: r2. The policy names r1, so it is refused instead.
+    session.signal({ type: 'need_approval', payload: { amount: 40 } });
+    session.approve('approval:r1', { by: 'ana' });
+    session.signal({ type: 'need_approval', payload: { amount: 900 } });
+    await pipeline.drain();
+
+    const trail = session.view().approvals;
+    expect(trail.map((request) => [request.id, request.status, request.answeredBy])).toEqual([
+      ['approval:r2', 'open', undefined],
+      ['approval:r1', 'answered', 'ana'],
+    ]);
+    expect(session.view().functions[0]?.phase).toBe('gated');
+    const results = pipeline.runs().flatMap((run) => run.trace.results);
+    expect(results).toEqual([
+      expect.objectContaining({
+        actionType: 'action.rolebox.send',
+        result: expect.objectContaining({
+          status: 'failed',
+          error: expect.objectContaining({ code: 'stale_answer' }),
+        }),
+      }),
+    ]);
+    await rb.stop();
+  });
+
+  it('approves each request a signal opened in several functions, each by its id', async () => {
+    const { pipeline } = testPipeline([createAutoApprovalPolicy({ isEligible: () => true })]);
+    const rb = createRolebox({
+      functions: [approval, defineFunction({ name: 'second', gate: answered })],
+      pipeline,
+      clock: new SimulatedClock(0),
+      ids: seededIdSource(5),
+    });
+    await rb.start();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('approval');
+    session.activate('second');
+    expect(session.signal({ type: 'need_approval' }).requests).toEqual([
+      'approval:r1',
+      'second:r1',
+    ]);
+    await pipeline.drain();
+    expect(
+      session
+        .view()
+        .approvals.map((request) => `${request.id} ${request.status} ${request.answeredBy}`),
+    ).toEqual(['approval:r1 answered auto-approval', 'second:r1 answered auto-approval']);
+    expect(session.view().functions.map((fn) => fn.phase)).toEqual(['active', 'active']);
     await rb.stop();
   });
 
@@ -174,7 +238,13 @@ describe('the bridge feeds the actor system’s facts', () => {
     expect(new Set(facts)).toEqual(new Set(Object.values(PIPELINE_SOURCE_TYPES)));
     expect(seen.every((source) => source.scopeKey === 'session:S')).toBe(true);
     expect(payloadsOf('agent.signal.emitted')).toEqual([
-      { sessionId: 'S', signalType: 'answer', payload: {}, recordedOn: ['approval'] },
+      {
+        sessionId: 'S',
+        signalType: 'answer',
+        payload: {},
+        recordedOn: ['approval'],
+        requests: [],
+      },
     ]);
     expect(payloadsOf('function.completed')).toEqual([{ sessionId: 'S', function: 'approval' }]);
     expect(

@@ -3,7 +3,8 @@
 // states as snapshots arrive, and sends commands back to rolebox actors.
 // Plain JavaScript modules served as they are: no build step, nothing from the internet.
 // One concern per module: state.js (what the page holds), connection.js (the socket),
-// tree.js, chart.js, context.js, effects.js, controls.js, log.js (the panels).
+// tree.js, chart.js, context.js, effects.js, approvals.js, controls.js, log.js (the panels).
+import { renderApprovals } from './approvals.js';
 import { showChart } from './chart.js';
 import { connect } from './connection.js';
 import { renderContext } from './context.js';
@@ -25,6 +26,7 @@ function renderSelected() {
   showChart(actor);
   renderContext(actor.snapshot?.context);
   renderEffects(actor.snapshot?.context);
+  renderApprovals(actor);
   renderControls(actor);
 }
 

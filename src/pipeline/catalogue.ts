@@ -25,6 +25,12 @@ export interface RoleboxSourcePayloads {
     readonly signalType: SignalType;
     readonly payload: SignalPayload;
     readonly recordedOn: readonly string[];
+    /**
+     * The approval requests it opened (a pausing signal) or resolved (an answer, a
+     * rejection), as `<function>:r<n>` (SPEC §9); empty when none. A policy that answers a
+     * request names it (`payload.requestId`), so it never approves one opened later.
+     */
+    readonly requests: readonly string[];
   };
   'function.completed': { readonly sessionId: string; readonly function: string };
   'loop.round.completed': {

@@ -127,6 +127,7 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
             signalType: event.receipt.type,
             payload: event.payload,
             recordedOn: event.recordedOn,
+            requests: event.receipt.requests ?? [],
           },
         });
         return;

@@ -31,6 +31,14 @@ export function applyRemoteCommand(session: SessionHandle, command: unknown): un
     case 'stop_loop':
       session.stopLoop({ now: true });
       return undefined;
+    case 'approve': {
+      const { kind: _approve, requestId, ...options } = remote;
+      return session.approve(requestId, options);
+    }
+    case 'reject': {
+      const { kind: _reject, requestId, ...options } = remote;
+      return session.reject(requestId, options);
+    }
     default:
       throw new RoleboxError(
         'invalid_argument',

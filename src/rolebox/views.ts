@@ -13,6 +13,7 @@ import type {
 } from '../session/runtime-types.js';
 import { type ApprovalRequest, readRequests } from '../signal/approval-requests.js';
 import { readLedgerRecord, SIGNAL_TYPE_KEY } from '../signal/ledger.js';
+import { approvalTrail } from './approvals-view.js';
 
 /** The evidence tag a pausing signal sets (SPEC §1). */
 const PAUSED_EVIDENCE = 'paused';
@@ -81,6 +82,12 @@ export interface SessionView {
   readonly loop: LoopState | null;
   /** The effects emitted and not settled yet, oldest first (the outbox). */
   readonly pendingEffects: readonly PendingEffect[];
+  /**
+   * The approval audit trail: every function's requests (SPEC §9), the open ones first
+   * (oldest first), then the resolved ones in the order they were resolved, each with who
+   * resolved it, when, the note, the `seenVersion` and how it ended (`status`).
+   */
+  readonly approvals: readonly ApprovalRequest[];
 }
 
 /** Builds a {@link FunctionView} from a function's phase and context. */
@@ -170,5 +177,6 @@ export function sessionView(
     artifacts: structuredClone(artifacts) as ArtifactRecord[],
     loop: loop === null ? null : structuredClone(loop),
     pendingEffects: structuredClone(context.pendingEffects) as PendingEffect[],
+    approvals: approvalTrail(functions),
   };
 }

@@ -135,4 +135,19 @@ export type RemoteCommand =
   | { readonly kind: 'idle' }
   | { readonly kind: 'message'; readonly text: string }
   | { readonly kind: 'runtime'; readonly event: Record<string, unknown> }
-  | { readonly kind: 'stop_loop' };
+  | { readonly kind: 'stop_loop' }
+  /** `session.approve(requestId, { by, note, seenVersion })` (SPEC §9). */
+  | {
+      readonly kind: 'approve';
+      readonly requestId: string;
+      readonly by?: string;
+      readonly note?: string;
+      readonly seenVersion?: number;
+    }
+  /** `session.reject(requestId, { by, reason })` (SPEC §9). */
+  | {
+      readonly kind: 'reject';
+      readonly requestId: string;
+      readonly by?: string;
+      readonly reason: string;
+    };

@@ -19,6 +19,7 @@ import {
   upgradeRecordedRun,
   upgradeRecordedSessions,
 } from '../persistence/run-migrations.js';
+import { REQUESTS_KEY } from '../signal/approval-requests.js';
 import type { RoleboxLimits } from '../system/limits.js';
 import { registryReportOf } from '../system/loop-registry-reports.js';
 import { SimulatedClock } from './simulated-clock.js';
@@ -138,7 +139,7 @@ export function replay(run: RecordedRun, options: ReplayOptions = {}): ReplayRep
       if (differences.length > 0)
         return fail(
           actorOf(differences[0]?.path ?? '', actual),
-          differences.slice(0, 12).map(formatDifference),
+          differences.slice(0, 12).map((difference) => formatDifference(difference, actual)),
         );
     }
     return { ok: true, replayed: total, total };
@@ -217,11 +218,18 @@ export async function readRunFile(path: string): Promise<RecordedRun> {
 
 interface Difference {
   readonly path: string;
+  /** The same path as keys (an id may hold a dot). */
+  readonly keys: readonly string[];
   readonly expected: unknown;
   readonly actual: unknown;
 }
 
-function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
+function diffJson(
+  expected: unknown,
+  actual: unknown,
+  path = '',
+  pathKeys: readonly string[] = [],
+): Difference[] {
   if (Object.is(expected, actual)) return [];
   const bothObjects =
     typeof expected === 'object' &&
@@ -229,7 +237,7 @@ function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
     typeof actual === 'object' &&
     actual !== null;
   if (!bothObjects || Array.isArray(expected) !== Array.isArray(actual))
-    return [{ path: path || '(root)', expected, actual }];
+    return [{ path: path || '(root)', keys: pathKeys, expected, actual }];
   const keys = new Set([...Object.keys(expected as object), ...Object.keys(actual as object)]);
   const differences: Difference[] = [];
   for (const key of keys) {
@@ -238,6 +246,7 @@ function diffJson(expected: unknown, actual: unknown, path = ''): Difference[] {
         (expected as Record<string, unknown>)[key],
         (actual as Record<string, unknown>)[key],
         path ? `${path}.${key}` : key,
+        [...pathKeys, key],
       ),
     );
     if (differences.length >= 12) break;
@@ -261,8 +270,25 @@ function actorOf(path: string, snapshot: unknown): string {
   return actor;
 }
 
-function formatDifference(difference: Difference): string {
+function formatDifference(difference: Difference, actual: unknown): string {
   // Which shard holds a session is bookkeeping: paths start at the session.
   const path = difference.path.replace(/^children\.shard:\d+\.snapshot\./, '');
-  return `${path}: expected ${describeValue(difference.expected)}, got ${describeValue(difference.actual)}`;
+  return `${path}: expected ${describeValue(difference.expected)}, got ${describeValue(difference.actual)}${approvalNote(difference, actual)}`;
+}
+
+/**
+ * ` (approval request deploy:r1)` when a difference is inside a recorded approval request
+ * (the audit trail, SPEC §9), so a replay names the request whose record changed; else ''.
+ */
+function approvalNote(difference: Difference, actual: unknown): string {
+  const at = difference.keys.indexOf(REQUESTS_KEY);
+  if (at < 0 || at + 1 >= difference.keys.length) return '';
+  let node: unknown = actual;
+  for (const key of difference.keys.slice(0, at + 2))
+    node =
+      typeof node === 'object' && node !== null
+        ? (node as Record<string, unknown>)[key]
+        : undefined;
+  const id = (node as { id?: unknown } | undefined)?.id;
+  return typeof id === 'string' ? ` (approval request ${id})` : '';
 }

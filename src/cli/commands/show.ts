@@ -2,6 +2,7 @@ import { CommandDispatcher } from '../../adapters/command-dispatcher.js';
 import { formatDuration } from '../../loop/notes.js';
 import type { LoopState } from '../../loop/types.js';
 import type { PendingEffect } from '../../session/runtime-types.js';
+import { approvalLines } from '../approval-output.js';
 import { OK_EXIT_CODE } from '../exit-codes.js';
 import { latestWorkerIn, loopRunIn } from '../loop-runs.js';
 import type { Output } from '../output.js';
@@ -90,6 +91,8 @@ export function showJson(shown: ShownSession): Record<string, unknown> {
     ...(shown.pendingEffects.length === 0
       ? {}
       : { pendingEffects: shown.pendingEffects.map(effectFields) }),
+    // The same: only there when the session has approval requests, open ones first.
+    ...(shown.approvals.length === 0 ? {} : { approvals: shown.approvals }),
   };
 }
 
@@ -144,10 +147,14 @@ function loopJson(loop: LoopState): Record<string, unknown> {
 
 /**
  * The text of `rolebox show`: a header of fields, then each round with its output, then the
- * effects the session emitted and has not settled.
+ * effects the session emitted and has not settled, then its approval requests (open first).
  */
 export function formatShownSession(shown: ShownSession): string[] {
-  return [...sessionLines(shown), ...effectLines(shown.pendingEffects)];
+  return [
+    ...sessionLines(shown),
+    ...effectLines(shown.pendingEffects),
+    ...approvalLines(shown.approvals),
+  ];
 }
 
 /** The header and the loop's rounds of {@link formatShownSession}. */

@@ -6,12 +6,15 @@ import { describeValue, isRoleboxError, RoleboxError } from '../../errors.js';
 import { isTerminalLoopPhase, type LoopState } from '../../loop/types.js';
 import { decodeEnvelope, isForeignRecordId, SYSTEM_RECORD_ID } from '../../persistence/envelope.js';
 import {
+  functionContextSchema,
   loopContextSchema,
   persistedMachineSchema,
   sessionContextSchema,
 } from '../../persistence/snapshot-schemas.js';
+import { approvalTrail } from '../../rolebox/approvals-view.js';
 import { runtimePhaseOf } from '../../rolebox/views.js';
 import type { PendingEffect } from '../../session/runtime-types.js';
+import { type ApprovalRequest, readRequests } from '../../signal/approval-requests.js';
 import type { Output } from '../output.js';
 import { openExistingStoreFile } from '../store-file.js';
 
@@ -40,6 +43,8 @@ export interface StoredSession {
   readonly value: unknown;
   /** The effects it emitted and has not settled yet, oldest first (its outbox). */
   readonly pendingEffects: readonly PendingEffect[];
+  /** Its approval requests, open first (`view().approvals`, SPEC §9). */
+  readonly approvals: readonly ApprovalRequest[];
 }
 
 /**
@@ -139,6 +144,16 @@ function readSession(sessionId: string, stored: unknown): StoredSession {
     slots: context.slots,
     value: snapshot.value,
     pendingEffects: context.pendingEffects as PendingEffect[],
+    approvals: approvalTrail([
+      ...context.liveFunctions.map((name) => {
+        const child = childOf(functionChildId(name));
+        const fn = child && read(functionContextSchema, child.snapshot.context, `function ${name}`);
+        return { requests: fn ? readRequests(fn.kv) : [] };
+      }),
+      ...Object.values(context.retiredFunctions).map((retired) => ({
+        requests: readRequests(retired.context.kv),
+      })),
+    ]),
   };
 }
 
