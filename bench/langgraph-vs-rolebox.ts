@@ -12,7 +12,11 @@
 //    its own instance (LangGraph: compile the graph with a new checkpointer; rolebox:
 //    createRolebox and start()), runs it (pause, answer) and closes it (rolebox: stop());
 //    in memory (a new MemorySaver / MemorySnapshotStore each) and with SQLite (the same file
-//    opened and closed by each).
+//    opened and closed by each). And `fresh-sqlite-open` (W2c): the SQLite file opened once per
+//    process and kept open, a fresh instance per workflow over it (LangGraph: the graph
+//    compiled per workflow with the one SqliteSaver; rolebox: createRolebox per workflow with
+//    the one SqliteSnapshotStore): what a serverless host that keeps its connection between
+//    requests pays, without the open and close (a checkpoint and a WAL restart, both fsyncs).
 //  - paused: 10 000 paused approval workflows at once, rolebox passivating all but the
 //    last `maxLiveSessions` (virtual actors, DESIGN §7): memory and file bytes per paused
 //    workflow, then every one resumed (time per resume).
@@ -63,6 +67,7 @@ const PLAN = {
   'approval-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
   'fresh-memory': { langgraph: 'memory', rolebox: 'memory' },
   'fresh-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
+  'fresh-sqlite-open': { langgraph: 'sqlite', rolebox: 'sqlite' },
   // Nothing to pause in a loop: both run without persistence, LangGraph compiled without
   // a checkpointer, rolebox without a store.
   loop: { langgraph: 'none', rolebox: 'none' },
@@ -137,11 +142,11 @@ function langgraphDatabase(file: string): Database.Database {
  * LangGraph's checkpoint is stored when invoke() resolves: it awaits every checkpoint
  * write before returning, whatever the `durability` mode (Pregel.stream's finally).
  */
-function langgraphApprovals(medium: Medium, dir: string): Approvals {
+function langgraphApprovals(medium: Medium, dir: string, opened?: SqliteSaver): Approvals {
   const file = join(dir, 'langgraph.db');
-  const db = medium === 'sqlite' ? langgraphDatabase(file) : undefined;
+  const db = medium === 'sqlite' && !opened ? langgraphDatabase(file) : undefined;
   const graph = approvalGraph.compile({
-    checkpointer: db ? new SqliteSaver(db) : new MemorySaver(),
+    checkpointer: opened ?? (db ? new SqliteSaver(db) : new MemorySaver()),
   });
   return {
     async pause(id) {
@@ -185,9 +190,10 @@ async function roleboxApprovals(
   medium: Medium,
   dir: string,
   maxLiveSessions?: number,
+  opened?: SnapshotStore,
 ): Promise<Approvals> {
   const file = join(dir, 'rolebox.db');
-  const store = roleboxStore(medium, file);
+  const store = opened ?? roleboxStore(medium, file);
   const rb = createRolebox({
     functions: [defineFunction(approvalFunction)],
     ...(store ? { store, saveDebounceMs: 0 } : {}),
@@ -219,7 +225,8 @@ async function roleboxApprovals(
     ...(medium === 'sqlite' ? { file } : {}),
     async close() {
       await rb.stop();
-      await store?.close?.();
+      // A store opened by the caller outlives the rolebox (the caller closes it).
+      if (!opened) await store?.close?.();
     },
   };
 }
@@ -266,6 +273,30 @@ async function measureFresh(system: System, medium: Medium, dir: string): Promis
   };
   await batches(1, FRESH.warmUp, 0, fresh);
   return batches(FRESH.batches, FRESH.perBatch, FRESH.warmUp, fresh);
+}
+
+/**
+ * Child: W2b over a SQLite file opened once and kept open (W2c): a fresh instance per
+ * workflow, the connection (LangGraph's SqliteSaver, rolebox's store) shared by all.
+ */
+async function measureFreshOverOpenFile(system: System, dir: string): Promise<number[]> {
+  const langgraph = system === 'langgraph';
+  const db = langgraph ? langgraphDatabase(join(dir, 'langgraph.db')) : undefined;
+  const saver = db ? new SqliteSaver(db) : undefined;
+  const store = langgraph ? undefined : new SqliteSnapshotStore(join(dir, 'rolebox.db'));
+  const fresh = async (index: number) => {
+    const flow = saver
+      ? langgraphApprovals('sqlite', dir, saver)
+      : await roleboxApprovals('sqlite', dir, undefined, store);
+    await flow.pause(`w${index}`);
+    await flow.resume(`w${index}`);
+    await flow.close();
+  };
+  await batches(1, FRESH.warmUp, 0, fresh);
+  const usPerWorkflow = await batches(FRESH.batches, FRESH.perBatch, FRESH.warmUp, fresh);
+  db?.close();
+  await store?.close();
+  return usPerWorkflow;
 }
 
 /** Child: full approval workflows in a row. */
@@ -436,6 +467,8 @@ async function measureOne(scenario: Scenario, system: System): Promise<unknown> 
       case 'fresh-memory':
       case 'fresh-sqlite':
         return await measureFresh(system, medium, dir);
+      case 'fresh-sqlite-open':
+        return await measureFreshOverOpenFile(system, dir);
       case 'loop':
       case 'loop-checkpointed':
         return await measureLoop(system, medium);
@@ -627,11 +660,14 @@ if (mode === '--one') {
           },
         }
       : {}),
-    ...(wanted('fresh-memory') || wanted('fresh-sqlite')
+    ...(wanted('fresh-memory') || wanted('fresh-sqlite') || wanted('fresh-sqlite-open')
       ? {
           freshInstancePerWorkflow: {
             ...(wanted('fresh-memory') ? { memory: steady('fresh-memory', FRESH.samples) } : {}),
             ...(wanted('fresh-sqlite') ? { sqlite: steady('fresh-sqlite', FRESH.samples) } : {}),
+            ...(wanted('fresh-sqlite-open')
+              ? { sqliteFileKeptOpen: steady('fresh-sqlite-open', FRESH.samples) }
+              : {}),
           },
         }
       : {}),

@@ -6,7 +6,9 @@ import {
   type MachineFactories,
   type SystemMachine,
 } from '../../machines/system.machine.js';
+import { realClock } from '../adapters/real-clock.js';
 import type { MachineEnv } from '../system/machine-env.js';
+import { MachineCache, type MachineInputs } from './machine-cache.js';
 import type { ResolvedOptions } from './options.js';
 
 /** The machines of one rolebox, each built once: the root, and the ones stored records are checked against. */
@@ -36,14 +38,29 @@ export function buildMachines(
   return { system, session, function: fn, loop };
 }
 
-/** The machines of a rolebox with these (resolved) options. */
+/** The machines built in this process, by the inputs they depend on (see {@link MachineCache}). */
+const built = new MachineCache((inputs: MachineInputs) =>
+  buildMachines({
+    catalog: inputs.catalog,
+    conditions: inputs.conditions,
+    limits: inputs.limits,
+    shards: inputs.shards,
+    // The machines never read the clock (they do no I/O: deadlines live in context, the
+    // runtime arms the timers); a rolebox's own clock or dispatcher kept here would outlive it.
+    clock: realClock,
+  }),
+);
+
+/**
+ * The machines of a rolebox with these (resolved) options: built once per process for
+ * equal functions, conditions, limits and shards, and shared by every rolebox created with
+ * them (a fresh rolebox per request builds none).
+ */
 export function machinesFor(resolved: ResolvedOptions): RoleboxMachines {
-  return buildMachines({
+  return built.machinesFor({
     catalog: resolved.catalog,
     conditions: resolved.conditions,
     limits: resolved.limits,
-    clock: resolved.clock,
     shards: resolved.shards,
-    ...(resolved.dispatcher ? { dispatcher: resolved.dispatcher } : {}),
   });
 }
