@@ -375,10 +375,7 @@ describe('announcing an attempt', () => {
     approveWorker(h.session);
     await settle(10);
     expect(h.session.view()).toMatchObject({ waitingReason: { kind: 'review_artifact' } });
-    expect(runnerSteps(h.rb)).toEqual([
-      'session.effect_result attempt=1',
-      'session.effect_apply',
-    ]);
+    expect(runnerSteps(h.rb)).toEqual(['session.effect_result attempt=1', 'session.effect_apply']);
     expect(h.effectEvents().slice(2)).toEqual([
       'effect S:e2',
       'effect_started S:e2',
