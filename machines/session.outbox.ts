@@ -32,6 +32,26 @@ const withEntry = (
 const timed = (events: readonly RuntimeEvent[], at: number): TimedRuntimeEvent[] =>
   events.map((event) => ({ ...event, at }) as TimedRuntimeEvent);
 
+/** Whether `attempt` is not yet counted as running in `entry` (a new attempt starts). */
+const startsAttempt = (entry: PendingEffect, attempt: number): boolean =>
+  entry.status !== 'running' || entry.attempts < attempt;
+
+/** `entry` with attempt `attempt` under way: `running`, counted, no retry time. */
+const startedEntry = (
+  { nextAttemptAt: _, ...rest }: PendingEffect,
+  attempt: number,
+): PendingEffect => ({ ...rest, status: 'running', attempts: Math.max(rest.attempts, attempt) });
+
+/** The host event of attempt `attempt` of `entry` starting. */
+const startedEvent = (sessionId: string, entry: PendingEffect, attempt: number) =>
+  ({
+    type: 'effect_started',
+    sessionId,
+    effectId: entry.id,
+    effectType: entry.effect.type,
+    attempt,
+  }) as const;
+
 /** Moves a failed effect to `failed` and fails the session (its last attempt, or the host's error). */
 const failEffect = sessionAction(
   (
@@ -105,21 +125,9 @@ export const outboxActions = {
       const entry = entryOf(context, effectId);
       if (!entry || entry.status === 'failed' || entry.result) return;
       enqueue.assign({
-        pendingEffects: withEntry(context, effectId, ({ nextAttemptAt: _, ...rest }) => ({
-          ...rest,
-          status: 'running',
-          attempts: Math.max(rest.attempts, attempt),
-        })),
+        pendingEffects: withEntry(context, effectId, (current) => startedEntry(current, attempt)),
       });
-      enqueue(
-        emitToHost({
-          type: 'effect_started',
-          sessionId: context.sessionId,
-          effectId,
-          effectType: entry.effect.type,
-          attempt,
-        }),
-      );
+      enqueue(emitToHost(startedEvent(context.sessionId, entry, attempt)));
     },
   ),
   effectAttemptFailed: sessionAction(
@@ -159,17 +167,30 @@ export const outboxActions = {
       );
     },
   ),
-  /** A handler's events, recorded (and so saved) before they are applied. */
+  /**
+   * A handler's events, recorded (and so saved) before they are applied. With `attempt`, the
+   * runner did not announce the attempt (its handler returned within a turn): it is counted
+   * here, `effect_started` emitted just before, in the same step (one step fewer per effect).
+   */
   recordEffectResult: sessionAction(
     (
       { context, enqueue },
-      { effectId, events }: { effectId: string; events: readonly RuntimeEvent[] },
+      {
+        effectId,
+        events,
+        attempt,
+      }: { effectId: string; events: readonly RuntimeEvent[]; attempt?: number },
     ) => {
       const entry = entryOf(context, effectId);
       if (!entry || entry.status === 'failed' || entry.result) return;
+      const starts = attempt !== undefined && startsAttempt(entry, attempt);
       enqueue.assign({
-        pendingEffects: withEntry(context, effectId, (current) => ({ ...current, result: events })),
+        pendingEffects: withEntry(context, effectId, (current) => ({
+          ...(starts ? startedEntry(current, attempt) : current),
+          result: events,
+        })),
       });
+      if (starts) enqueue(emitToHost(startedEvent(context.sessionId, entry, attempt)));
     },
   ),
   applyEffectResult: sessionAction(

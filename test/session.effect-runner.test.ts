@@ -16,7 +16,12 @@ import { poemWritten } from './support/poem-flow.js';
 
 async function boot(
   effects: EffectHandlers,
-  options: { store?: MemorySnapshotStore; idleMs?: number; effectRetry?: EffectRetryOptions } = {},
+  options: {
+    store?: MemorySnapshotStore;
+    idleMs?: number;
+    effectRetry?: EffectRetryOptions;
+    journal?: boolean;
+  } = {},
 ) {
   const clock = new SimulatedClock(1_000);
   const rb = createRolebox({
@@ -26,6 +31,7 @@ async function boot(
     ...(options.store ? { store: options.store } : {}),
     ...(options.idleMs ? { idleMs: options.idleMs } : {}),
     ...(options.effectRetry ? { effectRetry: options.effectRetry } : {}),
+    ...(options.journal ? { journal: true } : {}),
   });
   const events: HostEvent[] = [];
   rb.on('*', (event) => events.push(event));
@@ -317,6 +323,95 @@ describe("a handler's result passes the checks `send` makes", () => {
       phase: 'running',
       currentWorkerId: null,
     });
+    await h.rb.stop();
+  });
+});
+
+/** A worker's result for `effect`: its artifact written, started and completed. */
+function workerResult(
+  effect: { workerId: string },
+  session: {
+    artifacts: {
+      write(write: { name: string; workerId: string; content: string }): { id: string };
+    };
+  },
+) {
+  const art = session.artifacts.write({
+    name: 'poem',
+    workerId: effect.workerId,
+    content: 'roses',
+  });
+  return [
+    { type: 'worker_started', workerId: effect.workerId, acceptanceMode: 'user_confirmed' },
+    { type: 'worker_completed', artifactId: art.id },
+  ] as const;
+}
+
+describe('announcing an attempt', () => {
+  /** The session steps of the effect runner in the journal, with the attempt a result carries. */
+  const runnerSteps = (rb: Awaited<ReturnType<typeof boot>>['rb']) =>
+    rb
+      .recordRun()
+      .journal.map(({ event }) => event)
+      .filter((event) => String(event.type).startsWith('session.effect_'))
+      .map((event) =>
+        event.type === 'session.effect_result'
+          ? `${event.type} attempt=${event.attempt}`
+          : event.type,
+      );
+
+  it('counts an attempt that returns within a turn in its result step: one step fewer, effect_started still first', async () => {
+    const h = await boot(
+      { run_worker: (effect, ctx) => [...workerResult(effect, ctx.session)] },
+      { journal: true },
+    );
+    approveWorker(h.session);
+    await settle(10);
+    expect(h.session.view()).toMatchObject({ waitingReason: { kind: 'review_artifact' } });
+    expect(runnerSteps(h.rb)).toEqual(['session.effect_result attempt=1', 'session.effect_apply']);
+    expect(h.effectEvents().slice(2)).toEqual([
+      'effect S:e2',
+      'effect_started S:e2',
+      'effect_settled S:e2 worker_started',
+    ]);
+    const started = h.events.find((event) => event.type === 'effect_started');
+    expect(started).toMatchObject({ effectType: 'run_worker', attempt: 1 });
+    await h.rb.stop();
+  });
+
+  it('announces a handler still running a turn later: running and counted in the view and the store, effect_started once', async () => {
+    const store = new MemorySnapshotStore();
+    let finish: (() => void) | undefined;
+    const h = await boot(
+      {
+        run_worker: (effect, ctx) =>
+          new Promise((resolve) => {
+            finish = () => resolve([...workerResult(effect, ctx.session)]);
+          }),
+      },
+      { store, journal: true },
+    );
+    approveWorker(h.session);
+    await settle(10);
+    expect(h.session.view().pendingEffects).toEqual([
+      expect.objectContaining({ status: 'running', attempts: 1 }),
+    ]);
+    h.clock.advance(1_000);
+    await settle(10);
+    expect(store.records.get('S'), 'the debounced save stores the counted attempt').toMatch(
+      /"status":"running","attempts":1/,
+    );
+    finish?.();
+    await settle(10);
+    expect(h.session.view()).toMatchObject({ pendingEffects: [] });
+    expect(runnerSteps(h.rb)).toEqual([
+      'session.effect_started',
+      'session.effect_result attempt=undefined',
+      'session.effect_apply',
+    ]);
+    expect(h.effectEvents().filter((line) => line.startsWith('effect_started'))).toEqual([
+      'effect_started S:e2',
+    ]);
     await h.rb.stop();
   });
 });

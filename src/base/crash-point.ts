@@ -14,9 +14,7 @@
  * src/ai/require-approval.ts).
  */
 export function crashPoint(point: string): void {
-  const env = (globalThis as { process?: { env?: Record<string, string | undefined> } }).process
-    ?.env;
-  const wanted = env?.ROLEBOX_CRASH_AT;
+  const wanted = crashAt();
   if (wanted === undefined || wanted === '') return;
   const [name, nth = '1'] = wanted.split(':');
   if (name !== point) return;
@@ -29,3 +27,14 @@ export function crashPoint(point: string): void {
 }
 
 const reached = new Map<string, number>();
+
+/** `ROLEBOX_CRASH_AT`, read once: a process is started with it (reading `process.env` is a call into C++ each time, on the effect runner's path). */
+let wanted: { readonly value: string | undefined } | undefined;
+
+function crashAt(): string | undefined {
+  wanted ??= {
+    value: (globalThis as { process?: { env?: Record<string, string | undefined> } }).process?.env
+      ?.ROLEBOX_CRASH_AT,
+  };
+  return wanted.value;
+}

@@ -240,12 +240,7 @@ export class SessionEffectRunner<H> {
     const handler = this.#deps.handlerFor(entry.effect.type);
     if (!handler) return;
     const attempt = entry.attempts + 1;
-    this.#deps.send(work.sessionId, {
-      type: 'session.effect_started',
-      effectId,
-      attempt,
-      at: this.#now(),
-    });
+    const announce = this.#announcer(effectId, work, attempt);
     let events: RuntimeEvent[];
     work.handlerRunning = true;
     try {
@@ -261,6 +256,7 @@ export class SessionEffectRunner<H> {
           }),
         ),
       );
+      announce.whileRunning(running);
       crashPoint('effect-running');
       events = checkedEvents(await running);
       // Checked as `send` checks a host's events, before the result is recorded: a result
@@ -276,12 +272,14 @@ export class SessionEffectRunner<H> {
     } catch (error) {
       work.handlerRunning = false;
       if (!this.#current(effectId, work)) return;
+      announce.now();
       this.#failed(effectId, work, attempt, error);
       return;
     }
     work.handlerRunning = false;
     if (!this.#current(effectId, work)) return;
     if (events.length === 0) {
+      announce.now();
       this.#deps.send(work.sessionId, {
         type: 'session.settle_effect',
         effectId,
@@ -296,12 +294,49 @@ export class SessionEffectRunner<H> {
       type: 'session.effect_result',
       effectId,
       events,
+      ...(announce.done() ? {} : { attempt }),
       at: this.#now(),
     });
     await this.#deps.saved();
     crashPoint('effect-result-saved');
     if (this.#current(effectId, work)?.result === undefined) return;
     this.#deps.send(work.sessionId, { type: 'session.effect_apply', effectId, at: this.#now() });
+  }
+
+  /**
+   * Announces attempt `attempt` of `effectId` (`session.effect_started`: the effect is
+   * `running`, the attempt counted, `effect_started` emitted) once: when its handler is still
+   * running a turn of the event loop after it was called (so the debounced save stores the
+   * counted attempt while it runs, as a crash then finds it), or before a failure or an empty
+   * result is sent. A handler that returns sooner (an instant model, a cache) is announced by
+   * its result's step instead (`attempt` on `session.effect_result`): one step fewer.
+   */
+  #announcer(effectId: string, work: Work, attempt: number) {
+    let announced = false;
+    let returned = false;
+    const now = () => {
+      if (announced || !this.#current(effectId, work)) return;
+      announced = true;
+      this.#deps.send(work.sessionId, {
+        type: 'session.effect_started',
+        effectId,
+        attempt,
+        at: this.#now(),
+      });
+    };
+    return {
+      now,
+      done: () => announced,
+      whileRunning: (running: Promise<unknown>) => {
+        const over = () => {
+          returned = true;
+        };
+        running.then(over, over);
+        setImmediate(() => {
+          if (!returned) now();
+        });
+      },
+    };
   }
 
   /** A failed attempt: retried after a backoff, or, after the last one, the effect fails. */

@@ -93,11 +93,16 @@ export type EffectCommand =
       readonly nextAttemptAt?: number;
       readonly at: number;
     }
-  /** A handler returned: its events are recorded as the effect's result (saved before applied). */
+  /**
+   * A handler returned: its events are recorded as the effect's result (saved before applied).
+   * `attempt`: the attempt it returned from, when no `session.effect_started` announced it (a
+   * handler that returned within a turn): counted and `effect_started` emitted in this step.
+   */
   | {
       readonly type: 'session.effect_result';
       readonly effectId: string;
       readonly events: readonly RuntimeEvent[];
+      readonly attempt?: number;
       readonly at: number;
     }
   /** The recorded result is applied, in one step, and the effect settled. */
