@@ -10,6 +10,7 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { checkSessionId, SESSION_ID_MAX_LENGTH, SESSION_ID_PATTERN } from '../base/actor-ids.js';
+import { crashPoint } from '../base/crash-point.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { Rolebox } from '../rolebox/rolebox.js';
@@ -240,7 +241,9 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
           if (name === 'signal' && guarded.size > 0)
             refuseSelfApproval(session, parseSignalArgs(input));
           const reply = guarded.has(name)
-            ? guardedCall(session, name, input, requestId, () => call(session))
+            ? await storedGuardedCall(rb, () =>
+                guardedCall(session, name, input, requestId, () => call(session)),
+              )
             : call(session);
           if (name !== 'start_loop' || reply.refused) return reply;
           return loopToEnd(rb, session, reply, extra);
@@ -371,6 +374,22 @@ function guardedCall(
 ): ToolReply {
   if (requestId === undefined) return requestToolApproval(session, name, args);
   return runApprovedCall(session, name, args, requestId, run);
+}
+
+/**
+ * Runs a guarded call and answers once what it did is stored: a reply that says a request
+ * was opened or a call ran is never ahead of the store. The call's run and its record in
+ * `mcp.approved-calls` change the same session record, so they are stored together: a kill
+ * before the save loses both (the call runs once after a restart), a kill after it repeats
+ * neither. Crash points (tests): `mcp-approved-ran` (run, not stored), `mcp-approved-saved`
+ * (stored, not answered).
+ */
+async function storedGuardedCall(rb: Rolebox, guarded: () => ToolReply): Promise<ToolReply> {
+  const reply = guarded();
+  crashPoint('mcp-approved-ran');
+  await rb.flush();
+  crashPoint('mcp-approved-saved');
+  return reply;
 }
 
 /**
