@@ -18,8 +18,8 @@ export const MCP_TOOL_CALL = 'mcp_tool_call';
 
 /**
  * The session slot that records the approved calls that ran, by call id: an approval runs
- * its call once. Written before the call runs, so a crash in between leaves it not run
- * (fail closed), never run twice.
+ * its call once. Set in the same step as the run, on the same session record, so both are
+ * stored together (the server answers once they are): never run twice after a kill.
  */
 export const APPROVED_CALLS_SLOT = 'mcp.approved-calls';
 
@@ -93,7 +93,7 @@ export function requestToolApproval(
 /**
  * A guarded call naming `requestId`: runs `run` when every request of the call that opened
  * it is approved, it was opened for this tool with these arguments, and it has not run yet.
- * The run is recorded first (see {@link APPROVED_CALLS_SLOT}); a call refused without a
+ * The run is recorded with it (see {@link APPROVED_CALLS_SLOT}); a call refused without a
  * change gives its approval back.
  * Returns: the tool's reply, or that the call still waits.
  * Throws: `approval_refused` for an unknown request, another tool or other arguments, a
