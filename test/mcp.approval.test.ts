@@ -9,10 +9,13 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
 import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
+import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { createMcpServer } from '../src/ai/index.js';
 import { APPROVAL_TOKEN_ENV } from '../src/ai/mcp-approval-tools.js';
 import { runMcpCommand } from '../src/cli/commands/mcp.js';
 import type { Output } from '../src/cli/output.js';
+import { createRolebox, defineFunction } from '../src/index.js';
 import { ROLEBOX_BIN, runCli } from './support/cli.js';
 import { rejectionOf } from './support/errors.js';
 import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
@@ -306,5 +309,104 @@ describe('rolebox mcp --require-approval: refused at start (fail closed)', () =>
     expect(error.code).toBe('invalid_argument');
     expect(error.message).toContain('got 11 character(s)');
     expect(error.message).not.toContain('short-token');
+  });
+});
+
+describe('createMcpServer({ requireApproval, approvalToken }): the refusals, in process', () => {
+  /** A server over its own rolebox (deploy defined, activated only when `activate`). */
+  async function serve(activate: boolean) {
+    const rb = createRolebox({
+      functions: [
+        defineFunction({
+          name: 'deploy',
+          gate: 'signal_observed(answer)',
+          continue_until: 'state_eq(step=done)',
+        }),
+      ],
+    });
+    await rb.start();
+    const server = await createMcpServer({
+      rolebox: rb,
+      activate: activate ? ['deploy'] : [],
+      requireApproval: ['send_event'],
+      approvalToken: TOKEN,
+    });
+    const [serverSide, clientSide] = InMemoryTransport.createLinkedPair();
+    await server.connect(serverSide);
+    const client = new Client({ name: 'host', version: '1' });
+    await client.connect(clientSide);
+    const call = async (name: string, args: Record<string, unknown>) => {
+      const result = await client.callTool({ name, arguments: { session_id: 'S', ...args } });
+      const [content] = result.content as { type: string; text: string }[];
+      return { text: content?.text ?? '', isError: result.isError === true };
+    };
+    const stop = async () => {
+      await client.close();
+      await rb.stop();
+    };
+    return { rb, call, stop };
+  }
+  const message = { event: { type: 'user_message', text: 'ship it' } };
+
+  it('refuses, and opens or runs nothing: bad arguments, an unknown or non-tool request, no live function', async () => {
+    const bare = await serve(false);
+    const none = await bare.call('send_event', message);
+    expect(none.text).toMatch(
+      /^refused \(approval_refused\): send_event needs the host's approval, and session S has no live function to hold the request/,
+    );
+    await bare.stop();
+
+    const h = await serve(true);
+    const requests = () =>
+      h.rb
+        .session('S')
+        .view()
+        .functions.flatMap((fn) => fn.requests);
+    // The tool's own arguments are read first: a bad call opens no request.
+    const bad = await h.call('send_event', { event: { type: 'no_such_event' } });
+    expect(bad.text).toMatch(/^refused \(invalid_event|^refused \(invalid_argument/);
+    expect(h.rb.sessions()).toEqual([]);
+    expect((await h.call('send_event', message)).text).toContain('request deploy:r1');
+    // A request the agent opened itself is not a tool call's.
+    h.rb.session('S').signal({ type: 'need_approval', payload: { reason: 'other' } });
+    for (const [id, why] of [
+      ['deploy:r9', '"deploy:r9" is not a tool-call request of this session'],
+      ['deploy:r2', '"deploy:r2" is not a tool-call request of this session'],
+    ]) {
+      const refused = await h.call('send_event', { ...message, approval_request: id });
+      expect(refused.text).toBe(`refused (approval_refused): ${why}; send_event did not run`);
+    }
+    const notText = await h.call('send_event', { ...message, approval_request: 5 });
+    expect(notText.text).toMatch(
+      /^refused \(invalid_argument\): approval_request must be a request id/,
+    );
+    // An unguarded tool takes no approval_request.
+    const unguarded = await h.call('signal', { type: 'progress', approval_request: 'deploy:r1' });
+    expect(unguarded.text).toMatch(/^refused \(invalid_argument\)/);
+    expect(requests().map((request) => `${request.id} ${request.status}`)).toEqual([
+      'deploy:r1 open',
+      'deploy:r2 open',
+    ]);
+    await h.stop();
+  });
+
+  it('the approval tools refuse a missing token or reason and a session they do not have, answering nothing', async () => {
+    const h = await serve(true);
+    expect((await h.call('send_event', message)).text).toContain('request deploy:r1');
+    const noToken = await h.call('approve_request', { request_id: 'deploy:r1' });
+    expect(noToken.text).toMatch(/^refused \(invalid_argument\): approve_request: token/);
+    const noReason = await h.call('reject_request', { request_id: 'deploy:r1', token: TOKEN });
+    expect(noReason.text).toMatch(/^refused \(invalid_argument\): reject_request: reason/);
+    const elsewhere = await h.call('approve_request', {
+      session_id: 'nobody',
+      request_id: 'deploy:r1',
+      token: TOKEN,
+    });
+    expect(elsewhere.text).toBe('refused (unknown_session): no session "nobody" to answer in');
+    expect(h.rb.sessions()).toEqual(['S']);
+    const stale = await h.call('approve_request', { request_id: 'deploy:r7', token: TOKEN });
+    expect(stale.text).toMatch(/^refused \(stale_answer\)/);
+    expect(h.rb.session('S').view().functions[0]?.requests[0]?.status).toBe('open');
+    await h.stop();
   });
 });
