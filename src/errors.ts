@@ -56,6 +56,8 @@ export const ERROR_CODES = {
   port_in_use: 'a port to listen on that another process already holds',
   invalid_agent_output:
     'an agent (rolebox/ai agentEffects) whose model ended without a valid decision or result',
+  approval_refused:
+    'a tool call the host guards whose approval is missing, rejected, expired, already used or for another call, or an agent answering such a request itself',
 } as const;
 
 /** A stable machine-readable error code; see {@link ERROR_CODES}. */

@@ -10,11 +10,26 @@ import type {
 } from '@modelcontextprotocol/sdk/types.js';
 import { z } from 'zod';
 import { checkSessionId, SESSION_ID_MAX_LENGTH, SESSION_ID_PATTERN } from '../base/actor-ids.js';
+import { crashPoint } from '../base/crash-point.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { Rolebox } from '../rolebox/rolebox.js';
 import type { SessionHandle } from '../rolebox/session-handle.js';
+import { parseSignalArgs } from '../signal/schema.js';
 import { followLoopProgress } from './loop-progress.js';
+import {
+  APPROVAL_TOOL_NAMES,
+  APPROVAL_TOOLS,
+  checkApprovalToken,
+  prepareApprovalCall,
+} from './mcp-approval-tools.js';
+import {
+  APPROVAL_REQUEST_ARGUMENT,
+  checkRequiredApprovals,
+  refuseSelfApproval,
+  requestToolApproval,
+  runApprovedCall,
+} from './mcp-tool-approval.js';
 import {
   factsOnlyView,
   inputJsonSchema,
@@ -106,6 +121,17 @@ export interface McpServerOptions {
    * resources too, without being activated (default: only the sessions live in this process).
    */
   readonly store?: Pick<SnapshotStore, 'loadAll'>;
+  /**
+   * Tools the host must approve call by call (fail closed: a name that is not offered is an
+   * error). A call opens an approval request and runs only when called again naming it,
+   * once the host approved it (see `src/ai/mcp-tool-approval.ts`).
+   */
+  readonly requireApproval?: readonly string[];
+  /**
+   * Offers the host's approval tools (`approve_request`, `reject_request`), each call
+   * carrying this token (at least 16 characters, never given to the agent).
+   */
+  readonly approvalToken?: string;
 }
 
 // The schema states the rule checkSessionId enforces, so a client can tell a good id.
@@ -189,41 +215,62 @@ export async function createMcpServer(options: McpServerOptions): Promise<McpSer
     return opened;
   };
 
+  const guarded = new Set(checkRequiredApprovals(options.requireApproval ?? [], tools));
   for (const name of tools) {
     const spec = toolSpec(name);
-    server.registerTool(
+    const shape = {
+      session_id: SESSION_ID,
+      ...toolSchemaShape(name),
+      ...(guarded.has(name) ? { [APPROVAL_REQUEST_ARGUMENT]: APPROVAL_REQUEST } : {}),
+    };
+    registerTool(
+      server,
       name,
       {
-        description: spec.description,
-        inputSchema: listedOnly(
-          inputJsonSchema(z.strictObject({ session_id: SESSION_ID, ...toolSchemaShape(name) })),
-        ),
-        annotations: { readOnlyHint: spec.readOnly, openWorldHint: false },
+        description: guarded.has(name) ? `${spec.description} ${GUARDED_NOTE}` : spec.description,
+        schema: z.strictObject(shape),
+        readOnly: spec.readOnly,
       },
-      async (args: Record<string, unknown>, extra: ToolCallExtra) => {
-        const { session_id: sessionId, ...input } = args;
-        try {
-          // The arguments are read before the session is opened: a bad call opens nothing.
-          checkSessionId(sessionId);
-          const call = prepareToolCall(name, input);
-          const session = await openSession(sessionId);
-          let reply = call(session);
-          if (name === 'start_loop' && !reply.refused)
-            reply = await loopToEnd(rb, session, reply, extra);
-          return {
-            content: [{ type: 'text' as const, text: reply.text }],
-            ...(reply.refused ? { isError: true } : {}),
-          };
-        } catch (error) {
-          if (!isRoleboxError(error))
-            log(`rolebox mcp: ${name} failed: ${(error as Error)?.stack ?? String(error)}`);
-          return {
-            content: [{ type: 'text' as const, text: toolErrorText(error) }],
-            isError: true,
-          };
-        }
+      log,
+      (args) => {
+        // A guarded tool's own arguments are the rest: they are what the request names.
+        const { [APPROVAL_REQUEST_ARGUMENT]: requestId, ...own } = args;
+        const input = guarded.has(name) ? own : args;
+        const call = prepareToolCall(name, input);
+        return async (session, extra) => {
+          if (name === 'signal' && guarded.size > 0)
+            refuseSelfApproval(session, parseSignalArgs(input));
+          const reply = guarded.has(name)
+            ? await storedGuardedCall(rb, () =>
+                guardedCall(session, name, input, requestId, () => call(session)),
+              )
+            : call(session);
+          if (name !== 'start_loop' || reply.refused) return reply;
+          return loopToEnd(rb, session, reply, extra);
+        };
       },
+      openSession,
     );
+  }
+  if (options.approvalToken !== undefined) {
+    const expected = checkApprovalToken(options.approvalToken);
+    for (const name of APPROVAL_TOOL_NAMES)
+      registerTool(
+        server,
+        name,
+        {
+          description: APPROVAL_TOOLS[name].description,
+          schema: APPROVAL_TOOLS[name].input.extend({ session_id: SESSION_ID }),
+          readOnly: false,
+        },
+        log,
+        (input) => {
+          const call = prepareApprovalCall(name, input, expected);
+          return async (session) => call(session);
+        },
+        // Answering never opens a session: one that is not there has no request to answer.
+        async (id) => existingSession(rb, id, options.store),
+      );
   }
 
   registerSessionResources(server, sdk, rb, options.store);
@@ -253,6 +300,114 @@ type ToolCallExtra = Pick<
   RequestHandlerExtra<ServerRequest, ServerNotification>,
   '_meta' | 'signal' | 'sendNotification'
 >;
+
+/** What the MCP server is told of a tool: its description, input and whether it reads only. */
+interface RegisteredTool {
+  readonly description: string;
+  readonly schema: z.ZodType;
+  readonly readOnly: boolean;
+}
+
+/** A tool call's arguments read (without `session_id`): the call to run on its session. */
+type PreparedCall = (session: SessionHandle, extra: ToolCallExtra) => Promise<ToolReply>;
+
+/**
+ * Registers one tool: its arguments are read before the session is opened (a bad call opens
+ * nothing), a refusal is a result with `isError` and `refused (<code>): …`, anything else
+ * that went wrong is logged and answered as `error: …`.
+ */
+function registerTool(
+  server: McpServer,
+  name: string,
+  tool: RegisteredTool,
+  log: (line: string) => void,
+  prepare: (input: Record<string, unknown>) => PreparedCall,
+  sessionFor: (id: string) => Promise<SessionHandle>,
+): void {
+  server.registerTool(
+    name,
+    {
+      description: tool.description,
+      inputSchema: listedOnly(inputJsonSchema(tool.schema)),
+      annotations: { readOnlyHint: tool.readOnly, openWorldHint: false },
+    },
+    async (args: Record<string, unknown>, extra: ToolCallExtra) => {
+      const { session_id: sessionId, ...input } = args;
+      try {
+        checkSessionId(sessionId);
+        const call = prepare(input);
+        const reply = await call(await sessionFor(sessionId), extra);
+        return {
+          content: [{ type: 'text' as const, text: reply.text }],
+          ...(reply.refused ? { isError: true } : {}),
+        };
+      } catch (error) {
+        if (!isRoleboxError(error))
+          log(`rolebox mcp: ${name} failed: ${(error as Error)?.stack ?? String(error)}`);
+        return {
+          content: [{ type: 'text' as const, text: toolErrorText(error) }],
+          isError: true,
+        };
+      }
+    },
+  );
+}
+
+/** What a guarded tool's description adds: how its calls are approved. */
+const GUARDED_NOTE = `The host must approve each call of this tool: a call without ${APPROVAL_REQUEST_ARGUMENT} does not run, it opens an approval request and answers its id. Once the host approved it, call again with the same arguments and ${APPROVAL_REQUEST_ARGUMENT} set to that id: the call runs, once.`;
+
+const APPROVAL_REQUEST = z
+  .string()
+  .min(1)
+  .optional()
+  .describe(
+    'The approval request (`<function>:r<n>`) an earlier call of this tool with the same arguments opened and the host approved.',
+  );
+
+/** A guarded call: opens its approval request, or runs under the approved one it names. */
+function guardedCall(
+  session: SessionHandle,
+  name: string,
+  args: Record<string, unknown>,
+  requestId: unknown,
+  run: () => ToolReply,
+): ToolReply {
+  if (requestId === undefined) return requestToolApproval(session, name, args);
+  return runApprovedCall(session, name, args, requestId, run);
+}
+
+/**
+ * Runs a guarded call and answers once what it did is stored: a reply that says a request
+ * was opened or a call ran is never ahead of the store. The call's run and its record in
+ * `mcp.approved-calls` change the same session record, so they are stored together: a kill
+ * before the save loses both (the call runs once after a restart), a kill after it repeats
+ * neither. Crash points (tests): `mcp-approved-ran` (run, not stored), `mcp-approved-saved`
+ * (stored, not answered).
+ */
+async function storedGuardedCall(rb: Rolebox, guarded: () => ToolReply): Promise<ToolReply> {
+  const reply = guarded();
+  crashPoint('mcp-approved-ran');
+  await rb.flush();
+  crashPoint('mcp-approved-saved');
+  return reply;
+}
+
+/**
+ * A session live in `rb` or stored in `store`, never a new one.
+ * Throws: `unknown_session` when neither holds it.
+ */
+async function existingSession(
+  rb: Rolebox,
+  id: string,
+  store: McpServerOptions['store'],
+): Promise<SessionHandle> {
+  const stored = rb.sessions().includes(id) || (await store?.loadAll())?.some((r) => r.id === id);
+  if (!stored)
+    throw new RoleboxError('unknown_session', `no session ${describeValue(id)} to answer in`, {
+      id,
+    });
+  return rb.openSession({ id, ifOpen: 'reuse' });
+}
 
 /**
  * For a `start_loop` call that asked for progress (MCP's `_meta.progressToken`): keeps the

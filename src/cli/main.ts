@@ -1,6 +1,7 @@
 import { existsSync, readFileSync } from 'node:fs';
 import { Command, CommanderError, Option } from 'commander';
 import { DEFAULT_INSPECTOR_PORT } from '../../inspector/server.js';
+import { APPROVAL_TOKEN_ENV } from '../ai/mcp-approval-tools.js';
 import { importOptional } from '../base/optional-import.js';
 import { isRoleboxError } from '../errors.js';
 import { DEFAULT_ENDPOINT_PORT } from '../restate/defaults.js';
@@ -177,6 +178,25 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       exit.code = await runDemoCommand(options, output);
     });
 
+  addMcpCommand(program, output, exit);
+  addRestateCommands(program, output, exit);
+  return withExitCodesInEveryHelp(program);
+}
+
+/**
+ * Ends every command's --help with the exit codes, as the README says (not only the
+ * program's): a user reads `rolebox loop --help`, not `rolebox --help`.
+ */
+function withExitCodesInEveryHelp(program: Command): Command {
+  const subcommandsOf = (command: Command): Command[] =>
+    command.commands.flatMap((sub) => [sub, ...subcommandsOf(sub)]);
+  for (const command of subcommandsOf(program))
+    command.addHelpText('after', `\n${exitCodesHelp()}`);
+  return program;
+}
+
+/** Adds `rolebox mcp`: rolebox's tools and session resources over stdio. */
+function addMcpCommand(program: Command, output: Output, exit: { code: number }): void {
   program
     .command('mcp')
     .description(
@@ -197,24 +217,18 @@ export function buildProgram(output: Output, exit: { code: number }): Command {
       '--inspect [url]',
       'stream to the inspector at url (ws://…), or start one here and print its address on stderr (default: off)',
     )
+    .option(
+      '--require-approval <tool>',
+      'a tool the host must approve call by call (repeatable); an unknown or unoffered tool is an error',
+      (tool: string, previous: string[] = []) => [...previous, tool],
+    )
+    .option(
+      '--approval-tools',
+      `offer the host's approve_request and reject_request tools, each call carrying the token in $${APPROVAL_TOKEN_ENV}`,
+    )
     .action(async (options) => {
       exit.code = await runMcpCommand(options, output, packageVersion());
     });
-
-  addRestateCommands(program, output, exit);
-  return withExitCodesInEveryHelp(program);
-}
-
-/**
- * Ends every command's --help with the exit codes, as the README says (not only the
- * program's): a user reads `rolebox loop --help`, not `rolebox --help`.
- */
-function withExitCodesInEveryHelp(program: Command): Command {
-  const subcommandsOf = (command: Command): Command[] =>
-    command.commands.flatMap((sub) => [sub, ...subcommandsOf(sub)]);
-  for (const command of subcommandsOf(program))
-    command.addHelpText('after', `\n${exitCodesHelp()}`);
-  return program;
 }
 
 /** Adds the commands on the stored sessions: status, show, send, chart. */

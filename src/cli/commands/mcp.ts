@@ -1,4 +1,6 @@
+import { APPROVAL_TOKEN_ENV, checkApprovalToken } from '../../ai/mcp-approval-tools.js';
 import { loadMcpSdk, type McpSdkLoader, serveMcpOverStdio } from '../../ai/mcp-server.js';
+import { checkRequiredApprovals } from '../../ai/mcp-tool-approval.js';
 import { ROLEBOX_TOOL_NAMES, type RoleboxToolName } from '../../ai/tools.js';
 import { describeValue, RoleboxError } from '../../errors.js';
 import type { FunctionDefinition } from '../../function/definition.js';
@@ -22,6 +24,10 @@ export interface McpOptions {
   readonly delay?: number;
   readonly roundTimeout?: number;
   readonly inspect?: string | boolean;
+  /** Tools the host must approve call by call (`--require-approval`, repeatable). */
+  readonly requireApproval?: readonly string[];
+  /** Offers approve_request and reject_request, with the token in {@link APPROVAL_TOKEN_ENV}. */
+  readonly approvalTools?: boolean;
 }
 
 /** What `rolebox mcp` reads and writes besides its options; tests pass their own. */
@@ -31,6 +37,8 @@ export interface McpIo {
   readonly stdout?: NodeJS.WritableStream;
   /** Resolves when the command must stop (default: SIGINT or SIGTERM). */
   readonly interrupted?: Promise<void>;
+  /** The environment the approval token is read from (default `process.env`). */
+  readonly env?: Readonly<Record<string, string | undefined>>;
 }
 
 /**
@@ -38,7 +46,8 @@ export interface McpIo {
  * until the client closes stdin (or SIGINT/SIGTERM). Only protocol frames go to stdout:
  * everything the command says goes to stderr. Returns the exit code.
  * Throws: `missing_dependency` without @modelcontextprotocol/sdk; `unknown_function` for an
- * `--activate` name with no definition.
+ * `--activate` name with no definition; `invalid_argument` for a `--require-approval` tool
+ * that is not offered, or `--approval-tools` without a token in `ROLEBOX_APPROVAL_TOKEN`.
  */
 export async function runMcpCommand(
   options: McpOptions,
@@ -61,6 +70,15 @@ export async function runMcpCommand(
         { name },
       );
   }
+  // Without a worker no loop can run: the loop tools are not offered at all.
+  const tools: readonly RoleboxToolName[] = options.worker
+    ? ROLEBOX_TOOL_NAMES
+    : ROLEBOX_TOOL_NAMES.filter((name) => name !== 'start_loop' && name !== 'stop_loop');
+  // Fail closed, before anything is opened: a typo must not leave a tool unguarded.
+  const requireApproval = checkRequiredApprovals(options.requireApproval ?? [], tools);
+  const approvalToken = options.approvalTools
+    ? checkApprovalToken((io.env ?? process.env)[APPROVAL_TOKEN_ENV])
+    : undefined;
   const inspect = await resolveInspect(options.inspect, output);
   const store = options.store === false ? undefined : openStoreFile(options.store);
   // A stored loop another command started (`rolebox loop`), woken here, runs the worker it
@@ -84,10 +102,6 @@ export async function runMcpCommand(
     },
     ...(inspect ? { inspect: { url: inspect.url } } : {}),
   });
-  // Without a worker no loop can run: the loop tools are not offered at all.
-  const tools: readonly RoleboxToolName[] = options.worker
-    ? ROLEBOX_TOOL_NAMES
-    : ROLEBOX_TOOL_NAMES.filter((name) => name !== 'start_loop' && name !== 'stop_loop');
   const signalled = onInterrupt();
   try {
     await rb.start();
@@ -98,12 +112,14 @@ export async function runMcpCommand(
       version,
       sdk,
       log: (line) => output.err(line),
+      requireApproval,
+      ...(approvalToken === undefined ? {} : { approvalToken }),
       ...(store ? { store } : {}),
       ...(io.stdin ? { stdin: io.stdin } : {}),
       ...(io.stdout ? { stdout: io.stdout } : {}),
     });
     output.err(
-      `rolebox mcp: serving tools ${tools.join(', ')} on stdio; sessions ${store ? `in ${options.store}` : 'in memory'}${activate.length > 0 ? `, activating ${activate.join(', ')}` : ''}`,
+      `rolebox mcp: serving tools ${tools.join(', ')}${approvalToken ? ', approve_request, reject_request' : ''} on stdio; sessions ${store ? `in ${options.store}` : 'in memory'}${activate.length > 0 ? `, activating ${activate.join(', ')}` : ''}${requireApproval.length > 0 ? `; the host approves each call of ${requireApproval.join(', ')}` : ''}`,
     );
     await Promise.race([served.closed, io.interrupted ?? signalled.interrupted]);
     await served.close();
