@@ -94,7 +94,7 @@ async function connect(args: readonly string[], env: Record<string, string> = {}
       functions: {
         name: string;
         phase: string;
-        requests: { id: string; status: string; payload: unknown; answeredBy?: string }[];
+        requests: { id: string; status: string; payload: unknown; answeredBy?: string; hostOnly?: true }[];
       }[];
       slots: Record<string, unknown>;
     };
@@ -137,6 +137,8 @@ describe('rolebox mcp --require-approval', () => {
     });
     expect(early.text).toMatch(/^waiting for approval \(approval_pending\): .*deploy:r1/);
     expect(await mcp.requests()).toHaveLength(1);
+    // Host-only in the core too: an answer that reached it by another way would be refused.
+    expect((await mcp.requests())?.[0]?.hostOnly).toBe(true);
 
     // The agent cannot approve its own call: an answer, named or not, is refused.
     for (const payload of [undefined, { requestId: 'deploy:r1' }]) {

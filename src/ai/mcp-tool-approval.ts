@@ -5,7 +5,7 @@
 // runs once every request it opened is approved, once only, and never after a rejection.
 import { randomUUID } from 'node:crypto';
 import { describeValue, RoleboxError } from '../errors.js';
-import type { SessionHandle } from '../rolebox/session-handle.js';
+import { openToolApprovalRequest, type SessionHandle } from '../rolebox/session-handle.js';
 import type { ApprovalRequest } from '../signal/approval-requests.js';
 import type { SignalArgs } from '../signal/schema.js';
 import type { ToolReply } from './tools.js';
@@ -78,9 +78,14 @@ export function requestToolApproval(
     call: randomUUID(),
     reason: `the agent calls ${tool} with ${canonicalJson(args)}`,
   };
-  const requests = session.view().functions.some((fn) => isLivePhase(fn.phase))
-    ? (session.signal({ type: 'need_approval', payload: { ...payload } }).requests ?? [])
-    : [];
+  // Host-only requests (SPEC §9): the core itself refuses an agent's answer naming one and
+  // passes over them with an unnamed one, whatever surface the agent reaches it through.
+  const requests = session
+    .view()
+    .functions.filter((fn) => isLivePhase(fn.phase))
+    .map((fn) =>
+      openToolApprovalRequest(session, { tool, payload: { ...payload }, function: fn.name }),
+    );
   if (requests.length === 0)
     throw new RoleboxError(
       'approval_refused',
