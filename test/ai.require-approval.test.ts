@@ -206,6 +206,33 @@ describe('requireApproval: the tool runs only after the host approves its reques
     );
   });
 
+  it('a request whose deadline passes (approval_timeout on the injected clock): a refusal, execute never runs', async () => {
+    const started = await startWith([{ ...DEPLOY, approval_timeout: '15m' }]);
+    rb = started.rb;
+    const { session, clock } = started;
+    session.send({
+      type: 'session_started',
+      availableSkills: [{ name: 'ship' }],
+      initialSkill: 'ship',
+    });
+    session.send({ type: 'user_submitted_input', text: 'ship it' });
+    session.activate('deploy');
+    const { wrapped, runs } = deployTool();
+    const { model, handlers } = agentCalling(wrapped);
+    const running = handlers.invoke_main_agent(invoke, context(session));
+    await until(() => requestsOf(session).length === 1);
+    clock.advance(15 * 60_000 - 1);
+    await new Promise((resolve) => setTimeout(resolve, 20));
+    expect(requestsOf(session)[0]?.status, 'not a millisecond early').toBe('open');
+    clock.advance(1);
+    await running;
+    expect(requestsOf(session)[0]?.status).toBe('expired');
+    expect(runs).toEqual([]);
+    expect(toolResultSeen(model)).toContain(
+      'tool deploy_tool was not run: its approval request deploy:r1 expired',
+    );
+  });
+
   it('an expired request (a deadline) is refused like a rejection: the text says how it ended', () => {
     const request = {
       id: 'deploy:r2',
