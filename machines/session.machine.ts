@@ -127,7 +127,7 @@ const signalActions = (env: MachineEnv) => ({
   /**
    * The deadlines that came by `at` (sent by the runtime's timers, SPEC §9): each open
    * request of a live function whose `expiresAt` is at or before `at` becomes its expiry
-   * signal ({@link expirySignal}), delivered to that function only, which marks it
+   * signal (`expirySignal` in src/function/approval-expiry.ts), delivered to that function only, which marks it
    * `expired`; the host gets the signal's receipt (`expired <id>`). Nothing due: nothing done.
    */
   expireRequests: sessionAction(({ context, self, enqueue }, { at }: { at: number }) => {
