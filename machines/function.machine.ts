@@ -15,6 +15,8 @@ import type {
   FunctionToSessionEvent,
 } from '../src/function/machine-types.js';
 import type { SessionFacts } from '../src/function/session-facts.js';
+import { extendRequest } from '../src/signal/approval-requests.js';
+import { DEFAULT_ON_TIMEOUT } from '../src/signal/approval-timeout.js';
 import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
 import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
@@ -184,6 +186,15 @@ export function createFunctionMachine(env: MachineEnv) {
           ? { facts: event.facts, updatedAt: event.at }
           : { updatedAt: context.updatedAt },
       ),
+      // Not a change (the version stays): moving a deadline is the host's act, not the
+      // agent's, and leaves what a reviewer saw as it was.
+      extendRequest: assign(({ context, event }) => {
+        if (event.type !== 'fn.extend_request') return {};
+        const { requestId, expiresAt, by, at } = event;
+        const onTimeout = definitionOf(context).onTimeout ?? DEFAULT_ON_TIMEOUT;
+        const extension = { expiresAt, onTimeout, at, ...(by === undefined ? {} : { by }) };
+        return { kv: extendRequest(context.kv, requestId, extension), updatedAt: at };
+      }),
       setKv: assign(({ context, event }) =>
         event.type === 'fn.kv_set'
           ? {
@@ -280,6 +291,7 @@ export function createFunctionMachine(env: MachineEnv) {
       'fn.tool': { actions: 'absorbTool' },
       'fn.facts': { actions: 'absorbFacts' },
       'fn.kv_set': { actions: 'setKv' },
+      'fn.extend_request': { actions: 'extendRequest' },
       'fn.continue_granted': { actions: 'grantContinuation' },
     },
     initial: 'activating',

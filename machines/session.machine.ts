@@ -155,6 +155,28 @@ const signalActions = (env: MachineEnv) => ({
     }
     if (expired) enqueue.assign({ updatedAt: at });
   }),
+  /**
+   * The host moved an open request's deadline (`session.extendRequest`, checked by the
+   * handle): sent to the function its id names, which records it on the request.
+   */
+  extendRequest: sessionAction(
+    (
+      { context, enqueue },
+      command: { requestId: string; expiresAt: number; by?: string; at: number },
+    ) => {
+      const name = functionOfRequestId(command.requestId);
+      if (name === undefined || !context.liveFunctions.includes(name)) return;
+      const { requestId, expiresAt, by, at } = command;
+      enqueue.sendTo(functionChildId(name), {
+        type: 'fn.extend_request',
+        requestId,
+        expiresAt,
+        at,
+        ...(by === undefined ? {} : { by }),
+      });
+      enqueue.assign({ updatedAt: at });
+    },
+  ),
   waitForSignalAnswer: sessionAction(({ context, enqueue }, { signal }: { signal: SignalArgs }) => {
     const payload = signal.payload ?? {};
     const said = payload.reason ?? payload.message ?? payload.question;
@@ -283,6 +305,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       },
       'session.signal': { actions: withEvent('routeSignal') },
       'session.expire_requests': { actions: withEvent('expireRequests') },
+      'session.extend_request': { actions: withEvent('extendRequest') },
       'session.tool': { actions: withEvent('routeTool') },
       'session.idle': { actions: withEvent('beginIdle') },
       'session.message': { actions: withEvent('relayUserMessage') },
