@@ -19,7 +19,7 @@ import {
 import { EMPTY_SESSION_STATE, SessionStepEngine } from '../src/restate/session-step.js';
 import type { SessionHandle } from '../src/rolebox/session-handle.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
-import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { replay, SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf } from './support/rolebox.js';
 
@@ -140,6 +140,24 @@ describe('session.extendRequest on the simulated clock', () => {
     const rejection = events.find((event) => event.type === 'signal' && event.receipt.expired);
     expect(rejection).toMatchObject({ receipt: { type: 'revise_needed' } });
     await rb.stop();
+  });
+
+  it('replays to the same snapshots; without the recorded move the replay fails', async () => {
+    const clock = new SimulatedClock(1_000);
+    const rb = createRolebox({ clock, journal: true, functions: [defineFunction(DEPLOY)] });
+    await rb.start();
+    const session = await openDeploy(rb);
+    session.extendRequest('deploy:r1', { timeoutMs: 2 * T, by: 'ana' });
+    clock.advance(2 * T);
+    const run = rb.recordRun();
+    await rb.stop();
+    expect(replay(run).ok).toBe(true);
+    const isMove = (entry: (typeof run.journal)[number]) =>
+      JSON.stringify(entry.event).includes('session.extend_request');
+    expect(run.journal.filter(isMove)).toHaveLength(1);
+    expect(replay({ ...run, journal: run.journal.filter((entry) => !isMove(entry)) }).ok).toBe(
+      false,
+    );
   });
 
   it('refuses a request that is not open with stale_answer, and changes nothing', async () => {
