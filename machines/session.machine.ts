@@ -45,7 +45,7 @@ import { outboxActions } from './session.outbox.js';
  * id opened again numbers its effects apart from its earlier incarnations.
  * 5: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
  * (A host's `session.signal` may carry `byHost` and `to`: new optional event fields, the
- * context is unchanged.)
+ * context is unchanged. So for the `session.extend_request` command.)
  */
 export const SESSION_MACHINE_VERSION = 5;
 
