@@ -15,6 +15,8 @@ import type {
   FunctionToSessionEvent,
 } from '../src/function/machine-types.js';
 import type { SessionFacts } from '../src/function/session-facts.js';
+import { extendRequest } from '../src/signal/approval-requests.js';
+import { DEFAULT_ON_TIMEOUT } from '../src/signal/approval-timeout.js';
 import { isPausingSignal, isTerminatingSignal } from '../src/signal/catalogue.js';
 import { recordSignal, SIGNAL_TYPE_KEY } from '../src/signal/ledger.js';
 import type { MachineEnv } from '../src/system/machine-env.js';
@@ -25,6 +27,8 @@ import { withFastContext } from './fast-context.js';
  * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
  * 3: a request may carry a deadline (`expiresAt`, `onTimeout`) and end `expired`.
  * 4: a request may be host-only (`hostOnly`: a tool call held for the host's approval).
+ * (The `fn.extend_request` event and a request's optional `extendedAt` / `extendedBy` are
+ * new optional fields: a stored request without them restores as it was, no bump.)
  */
 export const FUNCTION_MACHINE_VERSION = 4;
 
@@ -184,6 +188,15 @@ export function createFunctionMachine(env: MachineEnv) {
           ? { facts: event.facts, updatedAt: event.at }
           : { updatedAt: context.updatedAt },
       ),
+      // Not a change (the version stays): moving a deadline is the host's act, not the
+      // agent's, and leaves what a reviewer saw as it was.
+      extendRequest: assign(({ context, event }) => {
+        if (event.type !== 'fn.extend_request') return {};
+        const { requestId, expiresAt, by, at } = event;
+        const onTimeout = definitionOf(context).onTimeout ?? DEFAULT_ON_TIMEOUT;
+        const extension = { expiresAt, onTimeout, at, ...(by === undefined ? {} : { by }) };
+        return { kv: extendRequest(context.kv, requestId, extension), updatedAt: at };
+      }),
       setKv: assign(({ context, event }) =>
         event.type === 'fn.kv_set'
           ? {
@@ -280,6 +293,7 @@ export function createFunctionMachine(env: MachineEnv) {
       'fn.tool': { actions: 'absorbTool' },
       'fn.facts': { actions: 'absorbFacts' },
       'fn.kv_set': { actions: 'setKv' },
+      'fn.extend_request': { actions: 'extendRequest' },
       'fn.continue_granted': { actions: 'grantContinuation' },
     },
     initial: 'activating',

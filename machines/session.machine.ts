@@ -45,7 +45,7 @@ import { outboxActions } from './session.outbox.js';
  * id opened again numbers its effects apart from its earlier incarnations.
  * 5: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
  * (A host's `session.signal` may carry `byHost` and `to`: new optional event fields, the
- * context is unchanged.)
+ * context is unchanged. So for the `session.extend_request` command.)
  */
 export const SESSION_MACHINE_VERSION = 5;
 
@@ -155,6 +155,28 @@ const signalActions = (env: MachineEnv) => ({
     }
     if (expired) enqueue.assign({ updatedAt: at });
   }),
+  /**
+   * The host moved an open request's deadline (`session.extendRequest`, checked by the
+   * handle): sent to the function its id names, which records it on the request.
+   */
+  extendRequest: sessionAction(
+    (
+      { context, enqueue },
+      command: { requestId: string; expiresAt: number; by?: string; at: number },
+    ) => {
+      const name = functionOfRequestId(command.requestId);
+      if (name === undefined || !context.liveFunctions.includes(name)) return;
+      const { requestId, expiresAt, by, at } = command;
+      enqueue.sendTo(functionChildId(name), {
+        type: 'fn.extend_request',
+        requestId,
+        expiresAt,
+        at,
+        ...(by === undefined ? {} : { by }),
+      });
+      enqueue.assign({ updatedAt: at });
+    },
+  ),
   waitForSignalAnswer: sessionAction(({ context, enqueue }, { signal }: { signal: SignalArgs }) => {
     const payload = signal.payload ?? {};
     const said = payload.reason ?? payload.message ?? payload.question;
@@ -283,6 +305,7 @@ export function createSessionMachine(env: SessionMachineEnv) {
       },
       'session.signal': { actions: withEvent('routeSignal') },
       'session.expire_requests': { actions: withEvent('expireRequests') },
+      'session.extend_request': { actions: withEvent('extendRequest') },
       'session.tool': { actions: withEvent('routeTool') },
       'session.idle': { actions: withEvent('beginIdle') },
       'session.message': { actions: withEvent('relayUserMessage') },

@@ -383,6 +383,7 @@ describe('rolebox send', () => {
     tool: ['|signal:answer|'],
     approve: ['deploy:r1', '{"by":"ana","seenVersion":2}'],
     reject: ['deploy:r1', '{"reason":"no rollback plan"}'],
+    extendRequest: ['deploy:r1', '{"timeoutMs":1800000,"by":"ana"}'],
     startLoop: ['|loop:2| summarise', '{"agent":"a"}'],
     stopLoop: ['{"now":true}'],
     observeTool: ['grep'],

@@ -61,6 +61,7 @@ const SESSION_ARGS = {
   tool: ['|write_file| notes.md'],
   approve: ['approval:r1', { by: 'ana', note: 'ok', seenVersion: 1 }],
   reject: ['approval:r1', { by: 'ana', reason: 'not yet' }],
+  extendRequest: ['approval:r1', { timeoutMs: 60_000, by: 'ana' }],
   startLoop: ['|loop:2| draft the notes', { agent: 'writer' }],
   stopLoop: [{ now: true }],
   observeTool: ['write_file'],

@@ -29,12 +29,19 @@ const DEPLOY = defineFunction({
   continue_until: 'state_eq(step=done)',
 });
 
+/** A function whose requests expire on their own (`approval_timeout`), escalating. */
+const TIMED = defineFunction({
+  name: 'timed',
+  gate: 'signal_observed(answer)',
+  approval_timeout: WAIT_LIMIT_MS,
+});
+
 describe.skipIf(unavailable !== undefined)('rolebox on Restate: approvals', () => {
   let rig: RestateRig;
 
   beforeAll(async () => {
     rig = await startRestateRig({
-      functions: [DEPLOY],
+      functions: [DEPLOY, TIMED],
       limits: { waitUserTimeoutMs: WAIT_LIMIT_MS },
     });
   }, PROCESS_TEST_TIMEOUT_MS);
@@ -185,6 +192,82 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: approvals', () =
       const expired = await session.view();
       expect(expired.phase).toBe('error');
       expect(expired.errorReason).toContain(new Date(waitExpiresAt as number).toISOString());
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  /** A session with `timed` gated on request timed:r1 (deadline: WAIT_LIMIT_MS after it opened). */
+  async function timedRequest(id: string) {
+    const session = await rig.client.openSession({ id });
+    await session.activate('timed');
+    const opened = await session.signal({ type: 'need_approval', payload: { reason: 'deploy' } });
+    expect(opened.requests).toEqual(['timed:r1']);
+    const timed = async () => (await session.view()).functions.find((fn) => fn.name === 'timed');
+    const deadline = (await timed())?.requests[0]?.expiresAt;
+    expect(typeof deadline).toBe('number');
+    return { session, timed, deadline: deadline as number };
+  }
+
+  /** Whether a host event is the expiry of a request (its `signal` receipt says so). */
+  const isExpiry = (event: Record<string, unknown>) =>
+    event.type === 'signal' &&
+    (event.receipt as { expired?: boolean } | undefined)?.expired === true;
+
+  it(
+    "expires a function's request at its approval_timeout with Restate's timer: escalate, the gate closed",
+    async () => {
+      const { timed, deadline } = await timedRequest('req-expire');
+      // Nobody calls req-expire again: only Restate's delayed call can expire the request.
+      await rig.waitForEvent('req-expire', isExpiry);
+      const after = await timed();
+      expect(after?.phase).toBe('gated');
+      expect(after?.requests[0]).toMatchObject({
+        id: 'timed:r1',
+        status: 'expired',
+        note: 'expired',
+      });
+      // Expired by the step Restate's delayed call ran: at its own clock, not before the deadline.
+      expect(after?.requests[0]?.answeredAt).toBeGreaterThanOrEqual(deadline);
+      expect(Object.keys(after?.signals ?? {})).toContain('escalate');
+      expect(rig.eventsOf('req-expire').filter(isExpiry)).toHaveLength(1);
+    },
+    PROCESS_TEST_TIMEOUT_MS,
+  );
+
+  it(
+    'moves a deadline through the ingress (extendRequest): not expired at the old time, expired at the new one; refusals change nothing',
+    async () => {
+      const { session, timed, deadline } = await timedRequest('req-extend');
+      const receipt = await session.extendRequest('timed:r1', { timeoutMs: 60_000, by: 'ana' });
+      expect(receipt.requestId).toBe('timed:r1');
+      expect(receipt.expiresAt).toBeGreaterThan(deadline);
+      expect((await timed())?.requests[0]).toMatchObject({
+        status: 'open',
+        expiresAt: receipt.expiresAt,
+        extendedBy: 'ana',
+      });
+      const before = await timed();
+      for (const [id, options, code] of [
+        ['timed:r9', { timeoutMs: 1_000 }, 'stale_answer'],
+        ['timed:r1', { timeoutMs: 0 }, 'invalid_argument'],
+      ] as const) {
+        const refused = await rejectionOf(session.extendRequest(id, options));
+        expect(refused).toBeInstanceOf(RoleboxError);
+        expect(refused.code, refused.message).toBe(code);
+      }
+      expect(await timed()).toEqual(before);
+      // Past the old deadline (the old timer may still call the object): nothing expired.
+      await new Promise((resolve) =>
+        setTimeout(resolve, Math.max(0, deadline - Date.now()) + 1_000),
+      );
+      expect(rig.eventsOf('req-extend').some(isExpiry)).toBe(false);
+      expect((await timed())?.requests[0]?.status).toBe('open');
+      // Brought forward: it expires at the new time.
+      const soon = await session.extendRequest('timed:r1', { timeoutMs: 500 });
+      await rig.waitForEvent('req-extend', isExpiry);
+      const expired = (await timed())?.requests[0];
+      expect(expired?.status).toBe('expired');
+      expect(expired?.answeredAt).toBeGreaterThanOrEqual(soon.expiresAt);
     },
     PROCESS_TEST_TIMEOUT_MS,
   );

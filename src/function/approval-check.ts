@@ -6,10 +6,10 @@ import { namedRequestId, seenVersionOf, timeoutOf } from './approval-step.js';
 import type { FunctionContext } from './machine-types.js';
 
 /** What the check reads of a live function: its context (name, kv with the ledger, version). */
-type LiveFunction = Pick<FunctionContext, 'name' | 'kv' | 'version'>;
+export type LiveFunction = Pick<FunctionContext, 'name' | 'kv' | 'version'>;
 
 /** The open requests of `functions`, for an error message. */
-function openIds(functions: readonly LiveFunction[]): string {
+export function openIds(functions: readonly LiveFunction[]): string {
   const ids = functions.flatMap((fn) =>
     readRequests(fn.kv)
       .filter((request) => request.status === 'open')

@@ -80,7 +80,15 @@ export type FunctionEvent =
       readonly facts: SessionFacts;
       readonly at: number;
     }
-  | { readonly type: 'fn.continue_granted'; readonly turn: number; readonly at: number };
+  | { readonly type: 'fn.continue_granted'; readonly turn: number; readonly at: number }
+  /** The host moved an open request's deadline (`session.extendRequest`, SPEC §9). */
+  | {
+      readonly type: 'fn.extend_request';
+      readonly requestId: string;
+      readonly expiresAt: number;
+      readonly by?: string;
+      readonly at: number;
+    };
 
 /** What a function decided at an idle cycle. */
 export type FunctionIdleOutcome =

@@ -14,6 +14,7 @@ import { ARTIFACT_NAME_PATTERN } from '../base/input-limits.js';
 import type { ErrorCode } from '../errors.js';
 import { ARTIFACT_STATUSES } from '../session/artifact-lifecycle.js';
 import { RUNTIME_EVENT_SCHEMAS } from '../session/runtime-event-schema.js';
+import { MAX_APPROVAL_TIMEOUT_MS } from '../signal/approval-timeout.js';
 import { signalArgsSchema } from '../signal/schema.js';
 
 /** One row of the command table: what one method of a handle takes, does and throws. */
@@ -170,6 +171,19 @@ export const SESSION_COMMAND_ROWS = {
     ]),
     throws: ['stale_answer', 'invalid_argument'],
     restate: 'reject',
+  },
+  extendRequest: {
+    kind: 'command',
+    parameters: ['requestId', 'options'],
+    arguments: z.tuple([
+      z.string(),
+      z.strictObject({
+        timeoutMs: z.number().int().min(1).max(MAX_APPROVAL_TIMEOUT_MS),
+        by: z.string().optional(),
+      }),
+    ]),
+    throws: ['stale_answer', 'invalid_argument'],
+    restate: 'extendRequest',
   },
   startLoop: {
     kind: 'command',

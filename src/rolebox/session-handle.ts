@@ -5,6 +5,11 @@ import type { ConditionRegistry } from '../condition/registry.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { answerProblem } from '../function/approval-check.js';
 import type { FunctionCatalog } from '../function/catalog.js';
+import {
+  checkExtension,
+  type ExtendReceipt,
+  type ExtendRequestOptions,
+} from '../function/request-extension.js';
 import { expandStopLoopCommand } from '../loop/cancellation.js';
 import { promptFingerprint } from '../loop/fingerprint.js';
 import { parseLoopCommand } from '../loop/parse-loop-command.js';
@@ -491,6 +496,30 @@ export class SessionHandle {
       { type: 'revise_needed', payload: { requestId, reason, ...definedOnly({ by }) } },
       { byHost: true },
     );
+  }
+
+  /**
+   * Moves an open approval request's deadline to now + `timeoutMs` (SPEC §9, the host's
+   * per-request override of `approval_timeout`), recorded on the request (`extendedAt`,
+   * `extendedBy`); a request without a deadline gets one, expiring as its function's
+   * `on_timeout` says. Host only: no agent tool.
+   * Returns: the request id and its new deadline. Throws: `stale_answer` for a request that
+   * is unknown or no longer open; `invalid_argument` for a bad `timeoutMs` (a positive whole
+   * number of ms, at most a year) or option. None of them changes anything.
+   */
+  extendRequest(requestId: string, options: ExtendRequestOptions): ExtendReceipt {
+    const checked = checkExtension(requestId, options, this.#liveFunctionContexts());
+    const at = this.#host.now();
+    const expiresAt = at + checked.timeoutMs;
+    this.#deliver({
+      type: 'session.extend_request',
+      requestId: checked.requestId,
+      expiresAt,
+      at,
+      ...(checked.by === undefined ? {} : { by: checked.by }),
+    });
+    const text = `request ${checked.requestId} now expires ${new Date(expiresAt).toISOString()}`;
+    return { requestId: checked.requestId, expiresAt, text };
   }
 
   /**

@@ -28,6 +28,17 @@ export type SessionCommand =
    * `at` expire (SPEC §9). Nothing is due: nothing happens.
    */
   | { readonly type: 'session.expire_requests'; readonly at: number }
+  /**
+   * The host moves an open request's deadline to `expiresAt` (`session.extendRequest`),
+   * delivered to the function the request id names. Checked by the handle before it is sent.
+   */
+  | {
+      readonly type: 'session.extend_request';
+      readonly requestId: string;
+      readonly expiresAt: number;
+      readonly by?: string;
+      readonly at: number;
+    }
   | { readonly type: 'session.tool'; readonly tool: string; readonly at: number }
   | { readonly type: 'session.idle'; readonly at: number }
   | { readonly type: 'session.message'; readonly text: string; readonly at: number }

@@ -58,6 +58,10 @@ export interface ApprovalRequest {
    * an agent cannot approve its own tool call (fail closed).
    */
   readonly hostOnly?: true;
+  /** When the host last moved its deadline (`session.extendRequest`), clock time. */
+  readonly extendedAt?: number;
+  /** Who moved it, when the host said (`by`). */
+  readonly extendedBy?: string;
 }
 
 /** How an answer or a rejection resolves a request. */
@@ -162,6 +166,39 @@ export function expireRequest(kv: FunctionKv, id: string, at: number): FunctionK
     (request): ApprovalRequest =>
       request.id === id
         ? { ...request, status: 'expired', answeredAt: at, note: 'expired' }
+        : request,
+  );
+  return { ...kv, [REQUESTS_KEY]: requests };
+}
+
+/** How the host moves an open request's deadline (`session.extendRequest`, SPEC §9). */
+export interface RequestExtension {
+  /** The new deadline (clock time). */
+  readonly expiresAt: number;
+  /** What its expiry becomes: kept from the request when it had a deadline already. */
+  readonly onTimeout: OnTimeout;
+  /** When the host moved it. */
+  readonly at: number;
+  readonly by?: string;
+}
+
+/**
+ * Sets the open request `id`'s deadline to `extension.expiresAt`, noting when and by whom.
+ * Returns a new kv; `kv` is returned as is when `id` is not open.
+ */
+export function extendRequest(kv: FunctionKv, id: string, extension: RequestExtension): FunctionKv {
+  if (!openRequestById(kv, id)) return kv;
+  const { expiresAt, onTimeout, at, by } = extension;
+  const requests = readRequests(kv).map(
+    (request): ApprovalRequest =>
+      request.id === id
+        ? {
+            ...request,
+            expiresAt,
+            onTimeout: request.onTimeout ?? onTimeout,
+            extendedAt: at,
+            ...(by === undefined ? {} : { extendedBy: by }),
+          }
         : request,
   );
   return { ...kv, [REQUESTS_KEY]: requests };
