@@ -25,8 +25,9 @@ import { withFastContext } from './fast-context.js';
  * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
  * 3: a request may carry a deadline (`expiresAt`, `onTimeout`) and end `expired`.
  * 4: a request may be host-only (`hostOnly`: a tool call held for the host's approval).
+ * 5: a resolved request may record that the host resolved it (`answeredByHost`).
  */
-export const FUNCTION_MACHINE_VERSION = 4;
+export const FUNCTION_MACHINE_VERSION = 5;
 
 /**
  * The actions by which a function talks to its session. A model test provides them as

@@ -94,7 +94,13 @@ async function connect(args: readonly string[], env: Record<string, string> = {}
       functions: {
         name: string;
         phase: string;
-        requests: { id: string; status: string; payload: unknown; answeredBy?: string; hostOnly?: true }[];
+        requests: {
+          id: string;
+          status: string;
+          payload: unknown;
+          answeredBy?: string;
+          hostOnly?: true;
+        }[];
       }[];
       slots: Record<string, unknown>;
     };

@@ -58,6 +58,13 @@ export interface ApprovalRequest {
    * an agent cannot approve its own tool call (fail closed).
    */
   readonly hostOnly?: true;
+  /**
+   * Set when the host resolved it (`session.approve` / `session.reject`, the inspector's
+   * buttons, a policy answering through the host): the trail then tells a host's approval
+   * from an agent's own `answer` signal, which resolves without it. Absent on a request
+   * resolved before this field existed (its origin was not recorded).
+   */
+  readonly answeredByHost?: true;
 }
 
 /** How an answer or a rejection resolves a request. */
@@ -67,6 +74,8 @@ export interface ApprovalResolution {
   readonly by?: string;
   readonly note?: string;
   readonly seenVersion?: number;
+  /** The host sent the answer or rejection (recorded as `answeredByHost`). */
+  readonly byHost?: boolean;
 }
 
 /** The requests of a function's kv, oldest first (an empty list when it has none). */
@@ -146,6 +155,7 @@ export function resolveRequest(
             ...(resolution.seenVersion === undefined
               ? {}
               : { seenVersion: resolution.seenVersion }),
+            ...(resolution.byHost === true ? { answeredByHost: true as const } : {}),
           }
         : request,
   );
