@@ -4,7 +4,9 @@
 //     → signal.approval.auto-eligible
 //       → action.rolebox.send(approve <request id>)
 //         → signal.action.applied, and the function waiting for `answer` opens.
-// It approves by request id: never a request the agent opened after the one judged.
+// It approves by request id: never a request the agent opened after the one judged; and
+// with the version the request opened on (`seenVersion`): if the function changed since
+// (another signal, a tool observed, a slot set), the approval is refused (stale_approval).
 import {
   definePipelineTypes,
   definePolicy,
@@ -18,7 +20,9 @@ export const AUTO_ELIGIBLE = 'signal.approval.auto-eligible';
 
 // Handlers and builders typed by the policy's catalogue.
 const t = definePipelineTypes<{
-  signals: { [AUTO_ELIGIBLE]: { sessionId: string; requestId: string; reason: string } };
+  signals: {
+    [AUTO_ELIGIBLE]: { sessionId: string; requestId: string; seenVersion?: number; reason: string };
+  };
 }>();
 
 /** Which approval requests the host lets through without a human. */
@@ -34,7 +38,7 @@ export function createAutoApprovalPolicy(options: AutoApprovalOptions): Pipeline
       PIPELINE_SOURCE_TYPES.agentSignalEmitted,
       'agent.signal.emitted:auto-approval-judge',
       (source) => {
-        const { sessionId, signalType, payload, requests } = source.payload;
+        const { sessionId, signalType, payload, requests, versions } = source.payload;
         if (signalType !== 'need_approval' || requests.length === 0) return undefined;
         if (!options.isEligible({ sessionId, payload })) return undefined;
         const reason = typeof payload.reason === 'string' ? payload.reason : '';
@@ -44,7 +48,12 @@ export function createAutoApprovalPolicy(options: AutoApprovalOptions): Pipeline
             source,
             signalType: AUTO_ELIGIBLE,
             id: `${source.sourceId.replace(/^source:/, '')}/${AUTO_ELIGIBLE}/${requestId}`,
-            payload: { sessionId, requestId, reason },
+            payload: {
+              sessionId,
+              requestId,
+              ...(versions[requestId] === undefined ? {} : { seenVersion: versions[requestId] }),
+              reason,
+            },
           }),
         );
         return { status: 'dispatch', signals };
@@ -52,13 +61,19 @@ export function createAutoApprovalPolicy(options: AutoApprovalOptions): Pipeline
     ),
     // Upstream: signal.approval.auto-eligible. Downstream: action.rolebox.send.
     t.defineSignalHandler(AUTO_ELIGIBLE, 'signal.approval.auto-eligible:answer', (signal) => {
-      const { sessionId, requestId } = signal.payload;
+      const { sessionId, requestId, seenVersion } = signal.payload;
       const answer = t.createAction({
         signal,
         actionType: PIPELINE_ACTION_TYPES.roleboxSend,
         payload: {
           sessionId,
-          command: { kind: 'approve', requestId, by: 'auto-approval' },
+          command: {
+            kind: 'approve',
+            requestId,
+            by: 'auto-approval',
+            // What the policy judged; absent only when the request's function was gone.
+            ...(seenVersion === undefined ? {} : { seenVersion }),
+          },
         },
       });
       return { status: 'dispatch', actions: [answer] };

@@ -173,7 +173,11 @@ describe('requireApproval: the tool runs only after the host approves its reques
     expect(events).toEqual([{ type: 'main_agent_decision_created', decision: expect.anything() }]);
     const fn = session.view().functions.find((view) => view.name === 'deploy');
     expect(fn?.kv['tool_output:deploy:r1']).toEqual({ output: 'deployed to prod' });
-    expect(fn?.requests[0]).toMatchObject({ status: 'answered', answeredBy: 'alice' });
+    expect(fn?.requests[0]).toMatchObject({
+      status: 'answered',
+      answeredBy: 'alice',
+      answeredByHost: true,
+    });
     expect(phaseOf(session, 'deploy')).toBe('active');
   });
 

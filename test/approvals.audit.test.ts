@@ -87,6 +87,7 @@ describe('view().approvals', () => {
         answeredBy: 'ana',
         note: 'looks fine',
         seenVersion: 1,
+        answeredByHost: true,
       },
       {
         id: 'review:r1',
@@ -99,6 +100,7 @@ describe('view().approvals', () => {
         answeredAt: 3_000,
         answeredBy: 'bo',
         note: 'no rollback plan',
+        answeredByHost: true,
       },
       {
         id: 'review:r2',
@@ -127,6 +129,30 @@ describe('view().approvals', () => {
     const next = await open(copy);
     expect(next.rb.session('S').view().approvals).toEqual(session.view().approvals);
     await next.rb.stop();
+    await rb.stop();
+  });
+
+  it('tells the host’s approval from an agent’s own answer, named or not', async () => {
+    const { rb } = await open();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('deploy');
+    session.signal({ type: 'need_approval', payload: { reason: 'one' } });
+    session.signal({ type: 'answer', payload: { requestId: 'deploy:r1', by: 'ana' } });
+    session.signal({ type: 'need_approval', payload: { reason: 'two' } });
+    session.approve('deploy:r2', { by: 'ana' });
+    session.signal({ type: 'need_approval', payload: { reason: 'three' } });
+    session.signal({ type: 'answer' });
+    const byId = new Map(session.view().approvals.map((request) => [request.id, request]));
+    // Same status and the same `by` for r1 and r2: only the origin tells them apart.
+    expect(byId.get('deploy:r1')).toMatchObject({ status: 'answered', answeredBy: 'ana' });
+    expect(byId.get('deploy:r1')).not.toHaveProperty('answeredByHost');
+    expect(byId.get('deploy:r2')).toMatchObject({
+      status: 'answered',
+      answeredBy: 'ana',
+      answeredByHost: true,
+    });
+    expect(byId.get('deploy:r3')?.status).toBe('answered');
+    expect(byId.get('deploy:r3')).not.toHaveProperty('answeredByHost');
     await rb.stop();
   });
 

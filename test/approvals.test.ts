@@ -463,3 +463,61 @@ describe('host-only requests (a tool call held for approval, issue 25 item 3) ac
     expect(error?.message).toContain('__approval_requests');
   });
 });
+
+describe('the origin of a resolution (answeredByHost) across a restart', () => {
+  /** A session whose deploy:r1 an agent answered and deploy:r2 the host approved, flushed. */
+  async function resolvedBoth() {
+    const { rb, store } = await open();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('deploy');
+    session.signal({ type: 'need_approval', payload: { reason: 'step 1' } });
+    session.signal({ type: 'answer' });
+    session.signal({ type: 'need_approval', payload: { reason: 'step 2' } });
+    session.approve('deploy:r2', { by: 'ana' });
+    await rb.flush();
+    return { rb, store, envelope: JSON.parse(store.records.get('S') as string) };
+  }
+
+  it('a record from function machine 4 restores as it was: no origin is made up', async () => {
+    const { rb, store, envelope } = await resolvedBoth();
+    delete envelope.checksum; // edited by hand below: checked in full
+    expect(envelope.machineVersions.function).toBe(CURRENT_MACHINE_VERSIONS.function);
+    envelope.machineVersions.function = 4;
+    // What version 4 wrote: no origin on either request.
+    const requests =
+      envelope.snapshot.children['fn:deploy'].snapshot.context.kv.__approval_requests;
+    delete requests[1].answeredByHost;
+    store.records.set('S', JSON.stringify(envelope));
+    const after = await restart(rb, store);
+    const restored = requestsOf(after.session, 'deploy');
+    expect(restored.map((r) => `${r.id} ${r.status} ${r.answeredByHost}`)).toEqual([
+      'deploy:r1 answered undefined',
+      'deploy:r2 answered undefined',
+    ]);
+    expect(phaseOf(after.session, 'deploy')).toBe('active');
+  });
+
+  it('keeps the origin after a restart', async () => {
+    const { rb, store } = await resolvedBoth();
+    const after = await restart(rb, store);
+    expect(requestsOf(after.session, 'deploy').map((r) => r.answeredByHost)).toEqual([
+      undefined,
+      true,
+    ]);
+  });
+
+  it('a record whose answeredByHost is anything but true is refused (invalid_snapshot)', async () => {
+    const { rb, store, envelope } = await resolvedBoth();
+    delete envelope.checksum; // edited by hand below: checked in full
+    envelope.snapshot.children[
+      'fn:deploy'
+    ].snapshot.context.kv.__approval_requests[0].answeredByHost = 'yes';
+    store.records.set('S', JSON.stringify(envelope));
+    const error = await restart(rb, store).then(
+      () => undefined,
+      (thrown: unknown) => thrown as { code?: string; message?: string },
+    );
+    expect(error?.code).toBe('invalid_snapshot');
+    expect(error?.message).toContain('__approval_requests');
+  });
+});

@@ -84,7 +84,8 @@ describe('rolebox show: approvals', () => {
       ],
       [
         'deploy:r1',
-        'answered',
+        // session.approve / session.reject: the host ended both.
+        'answered (host)',
         'need_approval',
         at(0),
         '1',
@@ -96,7 +97,7 @@ describe('rolebox show: approvals', () => {
       ],
       [
         'review:r1',
-        'rejected',
+        'rejected (host)',
         'need_approval',
         at(0),
         '1',
@@ -135,6 +136,7 @@ describe('rolebox show: approvals', () => {
       answeredBy: 'ana',
       note: 'backup checked',
       seenVersion: 1,
+      answeredByHost: true,
     });
 
     const other = join(dir, 'effects.db');
@@ -172,6 +174,8 @@ describe('rolebox show: approvals', () => {
     ]);
     expect(lines[1]).toBe('approvals: 1 open, 1 resolved');
     expect(lines).toHaveLength(6);
+    // Resolved without answeredByHost (an agent's answer, or a record from before): bare.
+    expect(lines[4]?.trim().split(/ {2,}/)[1]).toBe('rejected');
     const [first, second] = lines.slice(4).map((line) => line.trim().split(/ {2,}/));
     expect(first?.slice(-2)).toEqual([`${'x'.repeat(59)}…`, 'first line …']);
     expect(first?.[6]).toBe('-');

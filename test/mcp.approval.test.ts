@@ -176,7 +176,11 @@ describe('rolebox mcp --require-approval', () => {
     });
     expect(approved.isError).toBe(false);
     expect(approved.text).toContain('answered deploy:r1');
-    expect((await mcp.requests())?.[0]).toMatchObject({ status: 'answered', answeredBy: 'ana' });
+    expect((await mcp.requests())?.[0]).toMatchObject({
+      status: 'answered',
+      answeredBy: 'ana',
+      answeredByHost: true,
+    });
 
     // Approved for these arguments only.
     const other = await mcp.call('send_event', {

@@ -77,6 +77,7 @@ describe('the bridge end to end: the auto-approval policy', () => {
       payload: { amount: 12, reason: 'refund' },
       recordedOn: ['approval'],
       requests: ['approval:r1'],
+      versions: { 'approval:r1': 1 },
     });
     const record = telemetryRecordOf(approvalRun as never);
     expect(record.dominantPath).toEqual([
@@ -90,7 +91,11 @@ describe('the bridge end to end: the auto-approval policy', () => {
       'signal.approval.auto-eligible',
       'signal.action.applied',
     ]);
-    expect(trace.signals[0]?.payload).toMatchObject({ requestId: 'approval:r1', reason: 'refund' });
+    expect(trace.signals[0]?.payload).toMatchObject({
+      requestId: 'approval:r1',
+      seenVersion: 1,
+      reason: 'refund',
+    });
     expect(trace.signals[1]?.payload.output).toMatchObject({
       type: 'answer',
       recordedOn: 1,
@@ -102,8 +107,9 @@ describe('the bridge end to end: the auto-approval policy', () => {
     // The answer the policy sent came back in as a source of its own, and went nowhere.
     expect(answerRun?.trace.source.payload).toMatchObject({
       signalType: 'answer',
-      payload: { requestId: 'approval:r1', by: 'auto-approval' },
+      payload: { requestId: 'approval:r1', by: 'auto-approval', seenVersion: 1 },
       requests: ['approval:r1'],
+      versions: { 'approval:r1': 1 },
     });
     expect(answerRun?.trace.signals).toEqual([]);
     await rb.stop();
@@ -134,6 +140,36 @@ describe('the bridge end to end: the auto-approval policy', () => {
         result: expect.objectContaining({
           status: 'failed',
           error: expect.objectContaining({ code: 'stale_answer' }),
+        }),
+      }),
+    ]);
+    await rb.stop();
+  });
+
+  it('approves with the version the request opened on: a change after it makes it stale_approval', async () => {
+    const { rb, pipeline } = await approvalSystem();
+    const session = await rb.openSession({ id: 'S' });
+    session.activate('approval');
+    // r1 opens on version 1 and is eligible; before the policy answers, the function changes
+    // (a slot the reviewer never saw). The policy approves what it judged: version 1.
+    expect(session.signal({ type: 'need_approval', payload: { amount: 40 } }).requests).toEqual([
+      'approval:r1',
+    ]);
+    session.setKv('approval', 'target', 'prod');
+    expect(session.view().functions[0]?.version).toBe(2);
+    await pipeline.drain();
+
+    expect(session.view().approvals).toEqual([
+      expect.objectContaining({ id: 'approval:r1', version: 1, status: 'open' }),
+    ]);
+    expect(session.view().functions[0]?.phase).toBe('gated');
+    const results = pipeline.runs().flatMap((run) => run.trace.results);
+    expect(results).toEqual([
+      expect.objectContaining({
+        actionType: 'action.rolebox.send',
+        result: expect.objectContaining({
+          status: 'failed',
+          error: expect.objectContaining({ code: 'stale_approval' }),
         }),
       }),
     ]);
@@ -244,6 +280,7 @@ describe('the bridge feeds the actor system’s facts', () => {
         payload: {},
         recordedOn: ['approval'],
         requests: [],
+        versions: {},
       },
     ]);
     expect(payloadsOf('function.completed')).toEqual([{ sessionId: 'S', function: 'approval' }]);

@@ -83,6 +83,8 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: approvals', () =
           answeredBy: 'ana',
           note: 'backed up',
           seenVersion: 1,
+          // approve over the ingress is still the host's: recorded as such.
+          answeredByHost: true,
         }),
       ]);
       // Answered once: the same answer again is stale, and so is an id never opened.
@@ -121,6 +123,7 @@ describe.skipIf(unavailable !== undefined)('rolebox on Restate: approvals', () =
           status: 'rejected',
           answeredBy: 'ops',
           note: 'not today',
+          answeredByHost: true,
         }),
       ]);
       const again = await rejectionOf(session.reject('deploy:r1', { reason: 'twice' }));

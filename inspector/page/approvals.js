@@ -132,7 +132,9 @@ function entry(row, travelling) {
   when.append(part('opened', `opened ${timeText(request.openedAt)}`));
   if (request.status !== 'open') {
     const who = [request.answeredBy, request.note].filter((text) => typeof text === 'string');
-    when.append(part('resolved', ` · ${request.status} ${timeText(request.answeredAt)}`));
+    // Who resolved it: the host (approve / reject) or the agent's own answer signal.
+    const origin = request.answeredByHost === true ? ' by host' : '';
+    when.append(part('resolved', ` · ${request.status}${origin} ${timeText(request.answeredAt)}`));
     if (who.length > 0) when.append(part('who', ` · ${who.join(': ')}`));
   }
   element.append(head, part('asked', askedText(request.payload)), when);

@@ -25,8 +25,8 @@ function timeText(at: number | undefined): string {
 
 /**
  * The approvals part of `rolebox show` (SPEC §9): a table of the session's approval
- * requests, open ones first, each with what it asked, when, how it ended, who resolved it
- * with which note, and the function version the answer saw. Nothing when it has none.
+ * requests, open ones first, each with what it asked, when, how it ended (and whether the
+ * host ended it), who resolved it with which note, and the function version the answer saw. Nothing when it has none.
  */
 export function approvalLines(approvals: readonly ApprovalRequest[]): string[] {
   if (approvals.length === 0) return [];
@@ -35,7 +35,9 @@ export function approvalLines(approvals: readonly ApprovalRequest[]): string[] {
     ['ID', 'STATUS', 'TYPE', 'OPENED AT', 'VERSION', 'RESOLVED AT', 'BY', 'SEEN', 'ASKED', 'NOTE'],
     approvals.map((request) => [
       request.id,
-      request.status,
+      // The origin beside the status: `answered (host)` is the host's approval, a bare
+      // `answered` an agent's own answer signal (or a record from before origins were kept).
+      request.answeredByHost === true ? `${request.status} (host)` : request.status,
       request.type,
       timeText(request.openedAt),
       String(request.version),

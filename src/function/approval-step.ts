@@ -60,8 +60,8 @@ function textOf(signal: SignalArgs, key: string): string | undefined {
   return typeof value === 'string' ? value : undefined;
 }
 
-/** How an answer or a rejection resolves a request, from its payload. */
-function resolutionOf(signal: SignalArgs, at: number): ApprovalResolution {
+/** How an answer or a rejection resolves a request, from its payload and who sent it. */
+function resolutionOf(signal: SignalArgs, at: number, byHost: boolean): ApprovalResolution {
   const rejection = signal.type === 'revise_needed';
   const by = textOf(signal, 'by');
   const note = textOf(signal, rejection ? 'reason' : 'note');
@@ -72,6 +72,7 @@ function resolutionOf(signal: SignalArgs, at: number): ApprovalResolution {
     ...(by === undefined ? {} : { by }),
     ...(note === undefined ? {} : { note }),
     ...(seenVersion === undefined ? {} : { seenVersion }),
+    ...(byHost ? { byHost } : {}),
   };
 }
 
@@ -150,9 +151,11 @@ export function approvalStep(
   }
   const isAnswer = signal.type === 'answer' || namedRequestId(signal) !== undefined;
   if (!isAnswer) return { kv, version: version + 1 };
-  const resolved = requestResolvedBy(kv, version, signal, options.byHost === true);
+  const byHost = options.byHost === true;
+  const resolved = requestResolvedBy(kv, version, signal, byHost);
   return {
-    kv: resolved === undefined ? kv : resolveRequest(kv, resolved, resolutionOf(signal, at)),
+    kv:
+      resolved === undefined ? kv : resolveRequest(kv, resolved, resolutionOf(signal, at, byHost)),
     version,
   };
 }

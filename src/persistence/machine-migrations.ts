@@ -216,6 +216,17 @@ function functionRequestsMayBeHostOnly(snapshot: Json): Json {
 }
 
 /**
+ * Function machine 4 → 5: a resolved request may record that the host resolved it
+ * (`answeredByHost`). A request resolved before carries no origin and keeps saying only what
+ * it said (`answered`, `rejected`): guessing `host` for it would put in the audit trail what
+ * was never recorded, so a version-4 record is already a valid version-5 one. The bump
+ * refuses (snapshot_too_new) a record with the field to code that would drop it.
+ */
+function functionRequestsWithOrigin(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * System machine 2 → 3: shards are spawned with their first session and stopped with their
  * last, not all at start (issue 26). A store never held the root's children (the `$system`
  * record is the loop registry alone), so nothing needs rewriting; a recorded run's root
@@ -246,6 +257,7 @@ export const MACHINE_MIGRATIONS: {
     1: sessionWithFunctionRequests,
     2: functionRequestsWithDeadlines,
     3: functionRequestsMayBeHostOnly,
+    4: functionRequestsWithOrigin,
   },
   loop: { 1: loopWithoutInvokedActors, 2: loopRoundsWithRunTime },
 };

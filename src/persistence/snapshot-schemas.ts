@@ -59,6 +59,7 @@ const approvalRequestSchema = z.object({
   expiresAt: time.optional(),
   onTimeout: z.enum(ON_TIMEOUT_ACTIONS).optional(),
   hostOnly: z.literal(true).optional(),
+  answeredByHost: z.literal(true).optional(),
 });
 const approvalRequestsSchema = z.array(approvalRequestSchema);
 

@@ -31,6 +31,13 @@ export interface RoleboxSourcePayloads {
      * request names it (`payload.requestId`), so it never approves one opened later.
      */
     readonly requests: readonly string[];
+    /**
+     * The function version each of `requests` carried when it opened, by request id: what
+     * a policy judging the request saw. Approving with it as `seenVersion` makes the
+     * approval `stale_approval` when the function changed after the request opened (fail
+     * closed). A request whose function is no longer in the session has no entry.
+     */
+    readonly versions: Readonly<Record<string, number>>;
   };
   'function.completed': { readonly sessionId: string; readonly function: string };
   'loop.round.completed': {

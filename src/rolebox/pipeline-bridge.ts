@@ -2,6 +2,7 @@ import { isRoleboxError } from '../errors.js';
 import { PIPELINE_SOURCE_TYPES, type RoleboxSourcePayloads } from '../pipeline/catalogue.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import type { SessionSnapshot, SystemAccess } from '../runtime/system-access.js';
+import { functionOfRequestId, readRequests } from '../signal/approval-requests.js';
 import type { HostEvent } from './host-events.js';
 import { runtimePhaseOf } from './views.js';
 
@@ -9,11 +10,34 @@ import { runtimePhaseOf } from './views.js';
 export interface BridgeHost {
   readonly access: Pick<
     SystemAccess,
-    'sessionActor' | 'artifactsActor' | 'loopActor' | 'sessionIds'
+    'sessionActor' | 'artifactsActor' | 'loopActor' | 'sessionIds' | 'readFunction' | 'readSession'
   >;
   on(type: '*', handler: (event: HostEvent) => void): () => void;
   /** Reports an event the pipeline could not take. */
   onError(error: Error, sessionId: string): void;
+}
+
+/**
+ * The version each request carried when it opened, by id, read from its function's ledger
+ * (live, else retired). A request's `version` never changes once opened, so reading it after
+ * the signal still gives what the request was opened on.
+ */
+function requestVersions(
+  access: BridgeHost['access'],
+  sessionId: string,
+  ids: readonly string[],
+): Record<string, number> {
+  const versions: Record<string, number> = {};
+  for (const id of ids) {
+    const name = functionOfRequestId(id);
+    if (name === undefined) continue;
+    const kv =
+      access.readFunction(sessionId, name)?.context.kv ??
+      access.readSession(sessionId)?.context.retiredFunctions[name]?.context.kv;
+    const request = kv ? readRequests(kv).find((candidate) => candidate.id === id) : undefined;
+    if (request) versions[id] = request.version;
+  }
+  return versions;
 }
 
 /** One fact for the pipeline: a rolebox source type and its payload. */
@@ -128,6 +152,7 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
             payload: event.payload,
             recordedOn: event.recordedOn,
             requests: event.receipt.requests ?? [],
+            versions: requestVersions(host.access, event.sessionId, event.receipt.requests ?? []),
           },
         });
         return;

@@ -62,6 +62,13 @@ export interface ApprovalRequest {
   readonly extendedAt?: number;
   /** Who moved it, when the host said (`by`). */
   readonly extendedBy?: string;
+  /**
+   * Set when the host resolved it (`session.approve` / `session.reject`, the inspector's
+   * buttons, a policy answering through the host): the trail then tells a host's approval
+   * from an agent's own `answer` signal, which resolves without it. Absent on a request
+   * resolved before this field existed (its origin was not recorded).
+   */
+  readonly answeredByHost?: true;
 }
 
 /** How an answer or a rejection resolves a request. */
@@ -71,6 +78,8 @@ export interface ApprovalResolution {
   readonly by?: string;
   readonly note?: string;
   readonly seenVersion?: number;
+  /** The host sent the answer or rejection (recorded as `answeredByHost`). */
+  readonly byHost?: boolean;
 }
 
 /** The requests of a function's kv, oldest first (an empty list when it has none). */
@@ -150,6 +159,7 @@ export function resolveRequest(
             ...(resolution.seenVersion === undefined
               ? {}
               : { seenVersion: resolution.seenVersion }),
+            ...(resolution.byHost === true ? { answeredByHost: true as const } : {}),
           }
         : request,
   );
