@@ -3,40 +3,22 @@
 // (ROLEBOX_CRASH_AT) around a request's expiry, and a second one on the same file finds
 // the request expired exactly once: an expiry applied but not saved fires again at start
 // (it is not lost), and one saved is never sent again.
-import { spawn } from 'node:child_process';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
+import { type ChildLine, runJsonLinesChild } from './support/json-lines-child.js';
+import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-const root = join(import.meta.dirname, '..');
-const child = join(import.meta.dirname, 'support', 'deadline-child.ts');
-
-type Line = { type: string; [key: string]: unknown };
+type Line = ChildLine;
 
 /** A deadline-child process run to its end: its JSON lines and how it ended. */
 async function run(args: string[], env: Record<string, string> = {}) {
-  const process_ = track(
-    spawn(process.execPath, ['--import', 'tsx', '--conditions=rolebox-source', child, ...args], {
-      cwd: root,
-      env: { ...process.env, ROLEBOX_CRASH_AT: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  const lines: Line[] = [];
-  let stderr = '';
-  process_.stderr?.on('data', (chunk) => (stderr += chunk));
-  createInterface({ input: process_.stdout as NodeJS.ReadableStream }).on('line', (text) =>
-    lines.push(JSON.parse(text) as Line),
-  );
-  const ended = await new Promise<{ code: number | null; signal: NodeJS.Signals | null }>(
-    (resolve) => process_.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  return { lines, ...ended, stderr };
+  const child = runJsonLinesChild('deadline-child.ts', args, env);
+  const ended = await child.exited;
+  return { lines: child.lines, ...ended, stderr: child.stderr() };
 }
 
 const types = (lines: readonly Line[]) => lines.map((line) => line.type);

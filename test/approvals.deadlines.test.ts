@@ -27,6 +27,7 @@ import {
 import type { SessionHandle } from '../src/rolebox/session-handle.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { replay, SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
+import { earlyClock } from './support/early-clock.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf } from './support/rolebox.js';
 
@@ -457,34 +458,6 @@ describe('function machine 2 → 3', () => {
     await second.rb.stop();
   });
 });
-
-/**
- * The real clock, except that a timer of 2 ms or more fires while `now()` still reads a
- * millisecond short of its due time, as Node's `setTimeout` may (as in
- * test/session.wait-expiry.test.ts).
- */
-function earlyClock() {
-  let shortOf: number | undefined;
-  const fired = { early: 0 };
-  const clock: Clock = {
-    now: () => shortOf ?? Date.now(),
-    setTimeout: (callback, delayMs) => {
-      const due = Date.now() + delayMs;
-      return setTimeout(() => {
-        if (delayMs < 2) return callback();
-        fired.early += 1;
-        shortOf = due - 1;
-        try {
-          callback();
-        } finally {
-          shortOf = undefined;
-        }
-      }, delayMs);
-    },
-    clearTimeout: (handle) => clearTimeout(handle as ReturnType<typeof setTimeout>),
-  };
-  return { clock, fired };
-}
 
 describe('request deadlines on the real clock', () => {
   it('timers that fire a millisecond early lose no expiry and send none early (20 sessions)', async () => {

@@ -3,60 +3,20 @@
 // on the same file, opens the session. Every effect runs to completion, a recorded result
 // is applied once and its handler not called again, and the flow reaches the state it
 // would have reached without the crash.
-import { spawn } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdtemp, rm } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
 import { plainEffectIds } from './support/effect-ids.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS, track } from './support/processes.js';
+import { runJsonLinesChild } from './support/json-lines-child.js';
+import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-const root = join(import.meta.dirname, '..');
-const child = join(import.meta.dirname, 'support', 'effect-child.ts');
-
-type Line = { type: string; [key: string]: unknown };
-
 /** An effect-child process: its JSON lines, a wait for one, and how it ended. */
-function run(args: string[], env: Record<string, string> = {}) {
-  const process_ = track(
-    spawn(process.execPath, ['--import', 'tsx', '--conditions=rolebox-source', child, ...args], {
-      cwd: root,
-      env: { ...process.env, ROLEBOX_CRASH_AT: '', ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  const lines: Line[] = [];
-  let stderr = '';
-  process_.stderr?.on('data', (chunk) => (stderr += chunk));
-  const waiters: { predicate: (line: Line) => boolean; resolve: (line: Line) => void }[] = [];
-  createInterface({ input: process_.stdout as NodeJS.ReadableStream }).on('line', (text) => {
-    const line = JSON.parse(text) as Line;
-    lines.push(line);
-    for (const waiter of [...waiters])
-      if (waiter.predicate(line)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(line);
-      }
-  });
-  const exited = new Promise<{ code: number | null; signal: NodeJS.Signals | null }>((resolve) =>
-    process_.on('exit', (code, signal) => resolve({ code, signal })),
-  );
-  const waitFor = (type: string) => {
-    const seen = lines.find((line) => line.type === type);
-    if (seen) return Promise.resolve(seen);
-    return Promise.race([
-      new Promise<Line>((resolve) => waiters.push({ predicate: (l) => l.type === type, resolve })),
-      exited.then(({ code, signal }) => {
-        throw new Error(`process ended (${code ?? signal}) before ${type}; stderr: ${stderr}`);
-      }),
-    ]);
-  };
-  return { process: process_, lines, waitFor, exited };
-}
+const run = (args: string[], env: Record<string, string> = {}) =>
+  runJsonLinesChild('effect-child.ts', args, env);
 
 const REACHED = {
   type: 'reached',

@@ -2,78 +2,26 @@
 // its answer (issue 25): after the restart the approved call has run exactly once. Killed
 // before the save, neither the run nor its record is stored, and the call named again runs;
 // killed after it, both are, and the call named again is refused as used.
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { APPROVAL_TOKEN_ENV } from '../src/ai/mcp-approval-tools.js';
-import { ROLEBOX_BIN } from './support/cli.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { activateRelease, mcpApprovalFixture, TOKEN } from './support/mcp-approval.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-const TOKEN = 'host-only-token-0123456789';
-const DEPLOY = `---
-name: deploy
-gate: signal_observed(answer)
-continue_until: state_eq(step=done)
----
-Deploy.
-`;
-const RELEASE = `---
-name: release
-continue_until: signal_observed(handoff)
----
-Release.
-`;
-const activateRelease = { event: { type: 'activate_function', name: 'release' } };
-
-let dir: string;
-const servers: number[] = [];
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rolebox-mcp-approval-crash-'));
-  await mkdir(join(dir, 'functions'));
-  await writeFile(join(dir, 'functions', 'deploy.md'), DEPLOY);
-  await writeFile(join(dir, 'functions', 'release.md'), RELEASE);
-});
-
-afterEach(async () => {
-  for (const pid of servers.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-  await killTracked();
-  await rm(dir, { recursive: true, force: true });
-});
+const fixture = mcpApprovalFixture('rolebox-mcp-approval-crash-');
 
 /** A client of `rolebox mcp` guarding send_event on `store.db`, with `env` added. */
 async function connect(env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [
-      ROLEBOX_BIN,
-      'mcp',
+  const dir = fixture.dir();
+  const { client, call } = await fixture.connect(
+    [
       ...['--functions', join(dir, 'functions'), '--activate', 'deploy'],
       ...['--store', join(dir, 'store.db'), '--require-approval', 'send_event', '--approval-tools'],
     ],
-    cwd: dir,
-    env: { ...process.env, [APPROVAL_TOKEN_ENV]: TOKEN, ...env } as Record<string, string>,
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'rolebox-crash-test', version: '1.0.0' });
-  await client.connect(transport);
-  if (transport.pid !== null) servers.push(transport.pid);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: { session_id: 'S', ...args } });
-    const [content] = result.content as { type: string; text: string }[];
-    return { text: content?.text ?? '', isError: result.isError === true };
-  };
+    { [APPROVAL_TOKEN_ENV]: TOKEN, ...env },
+  );
   const functionNames = async () =>
     (
       JSON.parse((await call('session_view', {})).text) as { functions: { name: string }[] }

@@ -4,91 +4,39 @@
 // `rolebox send … approve|reject`), and the client's second call naming the request runs it,
 // once, or is refused. Through the SDK's Client over stdio, as test/mcp.test.ts does.
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { Client } from '@modelcontextprotocol/sdk/client/index.js';
-import { StdioClientTransport } from '@modelcontextprotocol/sdk/client/stdio.js';
 import { InMemoryTransport } from '@modelcontextprotocol/sdk/inMemory.js';
-import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
+import { describe, expect, it, vi } from 'vitest';
 import { createMcpServer } from '../src/ai/index.js';
 import { APPROVAL_TOKEN_ENV } from '../src/ai/mcp-approval-tools.js';
 import { runMcpCommand } from '../src/cli/commands/mcp.js';
 import type { Output } from '../src/cli/output.js';
 import { createRolebox, defineFunction } from '../src/index.js';
-import { ROLEBOX_BIN, runCli } from './support/cli.js';
+import { runCli } from './support/cli.js';
 import { rejectionOf } from './support/errors.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { activateRelease, mcpApprovalFixture, TOKEN } from './support/mcp-approval.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-const TOKEN = 'host-only-token-0123456789';
-const DEPLOY = `---
-name: deploy
-gate: signal_observed(answer)
-continue_until: state_eq(step=done)
----
-Deploy, one approved step at a time.
-`;
-const RELEASE = `---
-name: release
-continue_until: signal_observed(handoff)
----
-Release.
-`;
-
-let dir: string;
-const servers: number[] = [];
-
-beforeEach(async () => {
-  dir = await mkdtemp(join(tmpdir(), 'rolebox-mcp-approval-'));
-  await mkdir(join(dir, 'functions'));
-  await writeFile(join(dir, 'functions', 'deploy.md'), DEPLOY);
-  await writeFile(join(dir, 'functions', 'release.md'), RELEASE);
-});
-
-afterEach(async () => {
-  for (const pid of servers.splice(0)) {
-    try {
-      process.kill(pid, 'SIGKILL');
-    } catch {
-      // Already gone.
-    }
-  }
-  await killTracked();
-  await rm(dir, { recursive: true, force: true });
-});
-
+const fixture = mcpApprovalFixture('rolebox-mcp-approval-');
 /** The server's arguments: deploy activated, send_event guarded, sessions in `store.db`. */
 const serverArgs = (...more: string[]) => [
   '--functions',
-  join(dir, 'functions'),
+  join(fixture.dir(), 'functions'),
   '--activate',
   'deploy',
   '--store',
-  join(dir, 'store.db'),
+  join(fixture.dir(), 'store.db'),
   '--require-approval',
   'send_event',
   ...more,
 ];
 
-/** A client connected to `rolebox mcp ...args`. */
+/** A client connected to `rolebox mcp ...args`, with reads of session S's view. */
 async function connect(args: readonly string[], env: Record<string, string> = {}) {
-  const transport = new StdioClientTransport({
-    command: process.execPath,
-    args: [ROLEBOX_BIN, 'mcp', ...args],
-    cwd: dir,
-    env: { ...process.env, ...env } as Record<string, string>,
-    stderr: 'pipe',
-  });
-  const client = new Client({ name: 'rolebox-approval-test', version: '1.0.0' });
-  await client.connect(transport);
-  if (transport.pid !== null) servers.push(transport.pid);
-  const call = async (name: string, args: Record<string, unknown>) => {
-    const result = await client.callTool({ name, arguments: { session_id: 'S', ...args } });
-    const [content] = result.content as { type: string; text: string }[];
-    return { text: content?.text ?? '', isError: result.isError === true };
-  };
+  const { client, call } = await fixture.connect(args, env);
   const view = async () =>
     JSON.parse((await call('session_view', {})).text) as {
       functions: {
@@ -109,8 +57,6 @@ async function connect(args: readonly string[], env: Record<string, string> = {}
   const functionNames = async () => (await view()).functions.map((fn) => fn.name);
   return { client, call, view, requests, functionNames };
 }
-
-const activateRelease = { event: { type: 'activate_function', name: 'release' } };
 
 describe('rolebox mcp --require-approval', () => {
   it('a guarded call opens a request and waits; the host approves over MCP; the second call runs it once', async () => {
@@ -237,10 +183,15 @@ describe('rolebox mcp --require-approval', () => {
     expect((await mcp.call('send_event', activateRelease)).text).toContain('request deploy:r2');
     await mcp.client.close();
 
-    const store = ['--store', join(dir, 'store.db'), '--functions', join(dir, 'functions')];
+    const store = [
+      '--store',
+      join(fixture.dir(), 'store.db'),
+      '--functions',
+      join(fixture.dir(), 'functions'),
+    ];
     const sent = await runCli(
       ['send', 'S', 'reject', 'deploy:r2', '{"by":"ops","reason":"still no"}', ...store],
-      { cwd: dir },
+      { cwd: fixture.dir() },
     );
     expect(sent.code, sent.stderr).toBe(0);
     const restarted = await connect(serverArgs());
@@ -262,9 +213,14 @@ describe('rolebox mcp --require-approval', () => {
     expect(names).not.toContain('approve_request');
     expect((await mcp.call('send_event', activateRelease)).text).toContain('request deploy:r1');
     await mcp.client.close();
-    const store = ['--store', join(dir, 'store.db'), '--functions', join(dir, 'functions')];
+    const store = [
+      '--store',
+      join(fixture.dir(), 'store.db'),
+      '--functions',
+      join(fixture.dir(), 'functions'),
+    ];
     const sent = await runCli(['send', 'S', 'approve', 'deploy:r1', '{"by":"ana"}', ...store], {
-      cwd: dir,
+      cwd: fixture.dir(),
     });
     expect(sent.code, sent.stderr).toBe(0);
     const restarted = await connect(serverArgs());
@@ -283,9 +239,9 @@ describe('rolebox mcp --require-approval: refused at start (fail closed)', () =>
   const run = (options: Record<string, unknown>, env: Record<string, string> = {}) =>
     runMcpCommand(
       {
-        store: join(dir, 'refused.db'),
-        tasks: join(dir, 'tasks'),
-        functions: join(dir, 'functions'),
+        store: join(fixture.dir(), 'refused.db'),
+        tasks: join(fixture.dir(), 'tasks'),
+        functions: join(fixture.dir(), 'functions'),
         ...options,
       },
       output(),
@@ -311,7 +267,7 @@ describe('rolebox mcp --require-approval: refused at start (fail closed)', () =>
     const error = await rejectionOf(run(options));
     expect(error.code).toBe('invalid_argument');
     expect(error.message).toMatch(message);
-    expect(existsSync(join(dir, 'refused.db'))).toBe(false);
+    expect(existsSync(join(fixture.dir(), 'refused.db'))).toBe(false);
   });
 
   it('a token shorter than 16 characters is refused without naming it', async () => {

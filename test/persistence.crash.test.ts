@@ -1,65 +1,19 @@
-import { type ChildProcess, spawn } from 'node:child_process';
+import type { ChildProcess } from 'node:child_process';
 import { existsSync, readFileSync } from 'node:fs';
 import { mkdir, mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
-import { createInterface } from 'node:readline';
 import { afterEach, beforeEach, describe, expect, it, vi } from 'vitest';
-import {
-  killTaskGroups,
-  killTracked,
-  PROCESS_TEST_TIMEOUT_MS,
-  track,
-} from './support/processes.js';
+import { type ChildLine, runJsonLinesChild } from './support/json-lines-child.js';
+import { killTaskGroups, killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
-const root = join(import.meta.dirname, '..');
-const child = join(import.meta.dirname, 'support', 'crash-child.ts');
-
-type Line = { type: string; [key: string]: unknown };
+type Line = ChildLine;
 
 /** A rolebox child process, and the JSON lines it has printed so far. */
-function run(args: string[], env: Record<string, string>) {
-  // Node itself, with tsx as a loader: one process, so SIGKILL kills rolebox (the tsx
-  // command would run Node as a child and survive its own death).
-  const process_ = track(
-    spawn(process.execPath, ['--import', 'tsx', '--conditions=rolebox-source', child, ...args], {
-      cwd: root,
-      env: { ...process.env, ...env },
-      stdio: ['ignore', 'pipe', 'pipe'],
-    }),
-  );
-  const lines: Line[] = [];
-  const waiters: { predicate: (line: Line) => boolean; resolve: (line: Line) => void }[] = [];
-  let stderr = '';
-  process_.stderr?.on('data', (chunk) => (stderr += chunk));
-  createInterface({ input: process_.stdout as NodeJS.ReadableStream }).on('line', (text) => {
-    const line = JSON.parse(text) as Line;
-    lines.push(line);
-    for (const waiter of [...waiters]) {
-      if (waiter.predicate(line)) {
-        waiters.splice(waiters.indexOf(waiter), 1);
-        waiter.resolve(line);
-      }
-    }
-  });
-  const exited = new Promise<number | null>((resolve) =>
-    process_.on('exit', (code) => resolve(code)),
-  );
-  /** Resolves with the first line (already printed or still to come) that matches; fails if the process ends first. */
-  const waitFor = (predicate: (line: Line) => boolean) => {
-    const seen = lines.find(predicate);
-    if (seen) return Promise.resolve(seen);
-    return Promise.race([
-      new Promise<Line>((resolve) => waiters.push({ predicate, resolve })),
-      exited.then((code) => {
-        throw new Error(`process ended (${code}) before the line came; stderr: ${stderr}`);
-      }),
-    ]);
-  };
-  return { process: process_, lines, waitFor, exited, stderr: () => stderr };
-}
+const run = (args: string[], env: Record<string, string>) =>
+  runJsonLinesChild('crash-child.ts', args, env);
 
 /** Resolves once `path` exists, re-checking as the event loop turns. */
 async function fileAppears(path: string): Promise<void> {
@@ -125,7 +79,7 @@ describe('crash safety: SIGKILL mid-loop, restart, nothing lost or duplicated', 
     for (const round of [1, 2, 3]) await open(round);
     const finished = await second.waitFor((line) => line.type === 'loop_finished');
     expect(finished).toEqual({ type: 'loop_finished', phase: 'complete' });
-    expect(await second.exited).toBe(0);
+    expect(await second.exited).toEqual({ code: 0, signal: null });
     const notes = [...before, ...second.lines].flatMap((line) =>
       line.type === 'note' ? [String(line.text)] : [],
     );
