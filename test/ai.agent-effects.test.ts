@@ -16,6 +16,7 @@ import { SimulatedClock } from '../src/testing/index.js';
 import { plainEffectIds } from './support/effect-ids.js';
 import { errorOf, rejectionOf } from './support/errors.js';
 import { startWith } from './support/rolebox.js';
+import { mockUsage, type ScriptedReply as Reply, scripted } from './support/scripted-model.js';
 
 // Loading `ai` through Vite the first time takes a few seconds on a busy machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -25,45 +26,6 @@ afterEach(async () => {
   await rb?.stop();
   rb = undefined;
 });
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-
-type Reply = { toolName: string; input: unknown } | { text: string };
-
-/** A model that answers each call with the next reply (the last one again when they run out). */
-function scripted(...replies: Reply[]): MockLanguageModelV3 {
-  let index = 0;
-  return new MockLanguageModelV3({
-    doGenerate: async () => {
-      const reply = replies[Math.min(index, replies.length - 1)] as Reply;
-      index += 1;
-      if ('text' in reply) {
-        return {
-          content: [{ type: 'text', text: reply.text }],
-          finishReason: { unified: 'stop', raw: undefined },
-          usage,
-          warnings: [],
-        };
-      }
-      return {
-        content: [
-          {
-            type: 'tool-call',
-            toolCallId: `call-${index}`,
-            toolName: reply.toolName,
-            input: JSON.stringify(reply.input),
-          },
-        ],
-        finishReason: { unified: 'tool-calls', raw: undefined },
-        usage,
-        warnings: [],
-      };
-    },
-  });
-}
 
 /** A session in `running`, the main agent called for the user's input. */
 async function runningSession(): Promise<SessionHandle> {
@@ -465,7 +427,7 @@ describe('cancellation: ctx.signal stops the model call', () => {
             { type: 'tool-call', toolCallId: 'c1', toolName: 'decide', input: '{"kind":"finish"}' },
           ],
           finishReason: { unified: 'tool-calls', raw: undefined },
-          usage,
+          usage: mockUsage,
           warnings: [],
         };
       },

@@ -4,7 +4,7 @@
 // as agentEffects' main agent on the AI SDK's mock model, its handler called directly with an
 // effect context (the SIGKILL case, through real processes: ai.require-approval.crash.test.ts).
 import { tool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
+import type { MockLanguageModelV3 } from 'ai/test';
 import { afterEach, describe, expect, it, vi } from 'vitest';
 import { z } from 'zod';
 import {
@@ -23,6 +23,7 @@ import {
 } from '../src/index.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf, startWith } from './support/rolebox.js';
+import { scripted } from './support/scripted-model.js';
 
 // Loading `ai` through Vite the first time takes a few seconds on a busy machine.
 vi.setConfig({ testTimeout: 60_000 });
@@ -32,37 +33,6 @@ afterEach(async () => {
   await rb?.stop();
   rb = undefined;
 });
-
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-
-type Reply = { toolName: string; input: unknown };
-
-/** A model that answers each call with the next tool call (the last one again when they run out). */
-function scripted(...replies: Reply[]): MockLanguageModelV3 {
-  let index = 0;
-  return new MockLanguageModelV3({
-    doGenerate: async () => {
-      const reply = replies[Math.min(index, replies.length - 1)] as Reply;
-      index += 1;
-      return {
-        content: [
-          {
-            type: 'tool-call',
-            toolCallId: `call-${index}`,
-            toolName: reply.toolName,
-            input: JSON.stringify(reply.input),
-          },
-        ],
-        finishReason: { unified: 'tool-calls', raw: undefined },
-        usage,
-        warnings: [],
-      };
-    },
-  });
-}
 
 const DEPLOY: FunctionSpec = {
   name: 'deploy',

@@ -7,11 +7,11 @@
 //   tsx --conditions=rolebox-source tool-approval-child.ts <start|resume> <db> <runsFile> [approve|reject] [pollMs]
 import { appendFileSync } from 'node:fs';
 import { tool } from 'ai';
-import { MockLanguageModelV3 } from 'ai/test';
 import { z } from 'zod';
 import { agentEffects, requireApproval } from '../../src/ai/index.js';
 import { createRolebox, defineFunction, type SessionHandle } from '../../src/index.js';
 import { SqliteSnapshotStore } from '../../src/sqlite.js';
+import { scripted } from './scripted-model.js';
 
 const [mode, dbPath, runsFile, answer = 'approve', pollMs = '5'] = process.argv.slice(2) as [
   string,
@@ -21,34 +21,10 @@ const [mode, dbPath, runsFile, answer = 'approve', pollMs = '5'] = process.argv.
   string?,
 ];
 
-const usage = {
-  inputTokens: { total: 1, noCache: 1, cacheRead: 0, cacheWrite: 0 },
-  outputTokens: { total: 1, text: 1, reasoning: 0 },
-};
-const replies = [
+const model = scripted(
   { toolName: 'deploy_tool', input: { env: 'prod' } },
   { toolName: 'decide', input: { kind: 'finish', summary: 'shipped' } },
-];
-let call = 0;
-const model = new MockLanguageModelV3({
-  doGenerate: async () => {
-    const reply = replies[Math.min(call, replies.length - 1)] as (typeof replies)[number];
-    call += 1;
-    return {
-      content: [
-        {
-          type: 'tool-call',
-          toolCallId: `call-${call}`,
-          toolName: reply.toolName,
-          input: JSON.stringify(reply.input),
-        },
-      ],
-      finishReason: { unified: 'tool-calls', raw: undefined },
-      usage,
-      warnings: [],
-    };
-  },
-});
+);
 
 const deployTool = requireApproval(
   tool({
