@@ -29,7 +29,7 @@ import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { replay, SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { earlyClock } from './support/early-clock.js';
 import { errorOf } from './support/errors.js';
-import { phaseOf } from './support/rolebox.js';
+import { bootRecording, phaseOf, requestsOf } from './support/rolebox.js';
 
 const T = 15 * 60_000;
 const DEPLOY: FunctionSpec = {
@@ -42,28 +42,8 @@ const NO_TIMEOUT: FunctionSpec = { name: 'review', gate: 'signal_observed(answer
 const NO_TIMEOUT_DEPLOY: FunctionSpec = { name: 'deploy', gate: 'signal_observed(answer)' };
 
 /** A rolebox on `store` (none: in memory only) and `clock`, recording host events. */
-async function boot(
-  options: { store?: SnapshotStore; clock?: Clock; specs?: FunctionSpec[] } = {},
-) {
-  // Typed as the simulated clock the tests advance; the real-clock test never advances it.
-  const clock = (options.clock ?? new SimulatedClock(1_000)) as SimulatedClock;
-  const rb = createRolebox({
-    clock,
-    ids: seededIdSource(11),
-    ...(options.store ? { store: options.store } : {}),
-    functions: (options.specs ?? [DEPLOY, REJECTING, NO_TIMEOUT]).map((spec) =>
-      defineFunction(spec),
-    ),
-  });
-  const events: HostEvent[] = [];
-  rb.on('*', (event) => events.push(event));
-  const report = await rb.start();
-  return { rb, clock, events, report };
-}
-
-function requestsOf(session: SessionHandle, name: string) {
-  return session.view().functions.find((fn) => fn.name === name)?.requests ?? [];
-}
+const boot = (options: { store?: SnapshotStore; clock?: Clock; specs?: FunctionSpec[] } = {}) =>
+  bootRecording({ ...options, specs: options.specs ?? [DEPLOY, REJECTING, NO_TIMEOUT] });
 
 /** The `signal` host events a request's expiry sent. */
 const expiries = (events: readonly HostEvent[]) =>

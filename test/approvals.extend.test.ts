@@ -17,11 +17,10 @@ import {
   type SnapshotStore,
 } from '../src/index.js';
 import { EMPTY_SESSION_STATE, SessionStepEngine } from '../src/restate/session-step.js';
-import type { SessionHandle } from '../src/rolebox/session-handle.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { replay, SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
-import { phaseOf } from './support/rolebox.js';
+import { bootRecording, phaseOf, requestsOf } from './support/rolebox.js';
 
 const MIN = 60_000;
 const T = 15 * MIN;
@@ -36,23 +35,8 @@ const REVIEW: FunctionSpec = {
   on_timeout: 'reject',
 };
 
-async function boot(options: { store?: SnapshotStore; clock?: SimulatedClock } = {}) {
-  const clock = options.clock ?? new SimulatedClock(1_000);
-  const rb = createRolebox({
-    clock,
-    ids: seededIdSource(11),
-    ...(options.store ? { store: options.store } : {}),
-    functions: [DEPLOY, REVIEW].map((spec) => defineFunction(spec)),
-  });
-  const events: HostEvent[] = [];
-  rb.on('*', (event) => events.push(event));
-  const report = await rb.start();
-  return { rb, clock, events, report };
-}
-
-function requestsOf(session: SessionHandle, name: string) {
-  return session.view().functions.find((fn) => fn.name === name)?.requests ?? [];
-}
+const boot = (options: { store?: SnapshotStore; clock?: SimulatedClock } = {}) =>
+  bootRecording({ specs: [DEPLOY, REVIEW], ...options });
 
 /** The ids of the requests whose expiry sent a signal. */
 const expired = (events: readonly HostEvent[]) =>

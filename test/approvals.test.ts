@@ -16,7 +16,7 @@ import { CURRENT_MACHINE_VERSIONS } from '../src/persistence/envelope.js';
 import { openToolApprovalRequest } from '../src/rolebox/session-handle.js';
 import { SimulatedClock, seededIdSource } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
-import { phaseOf } from './support/rolebox.js';
+import { phaseOf, requestsOf } from './support/rolebox.js';
 
 const DEPLOY: FunctionSpec = {
   name: 'deploy',
@@ -44,10 +44,6 @@ async function restart(rb: { flush(): Promise<void> }, store: MemorySnapshotStor
   for (const [id, data] of store.records) copy.records.set(id, data);
   const next = await open(copy);
   return { ...next, session: next.rb.session('S') };
-}
-
-function requestsOf(session: SessionHandle, name: string) {
-  return session.view().functions.find((fn) => fn.name === name)?.requests ?? [];
 }
 
 function versionOf(session: SessionHandle, name: string): number {
