@@ -34,7 +34,17 @@ async function setUp(store: SqliteSnapshotStore | undefined): Promise<Setup> {
   const rb = createRolebox({
     functions,
     clock: new SimulatedClock(1_000_000),
-    ...(store ? { store, idleMs: Number.POSITIVE_INFINITY, maxLiveSessions: 1_000_000 } : {}),
+    // Kept live as the store-less ones are: never idle, never evicted, and not passivated
+    // while their function waits for an answer (decision 3 would passivate them, and each
+    // signal would then time an activation instead of a signal).
+    ...(store
+      ? {
+          store,
+          idleMs: Number.POSITIVE_INFINITY,
+          maxLiveSessions: 1_000_000,
+          passivateWhenWaiting: false,
+        }
+      : {}),
   });
   await rb.start();
   const sessions: SessionHandle[] = [];
