@@ -2,14 +2,13 @@
 // approval session's open request with Approve / Reject, a rejection without a reason refused
 // on the page, and a click on Approve round-tripping to rolebox, which records who approved
 // with the note; the row then shows it answered and the buttons are gone.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { launchChromium } from './support/chromium.js';
-import { type CliProcess, startCli } from './support/cli.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import type { CliProcess } from './support/cli.js';
+import { startDemoInBrowser, stopDemoInBrowser } from './support/demo-in-browser.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -23,19 +22,10 @@ describe('the inspector page: approvals', () => {
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rolebox-approvals-page-'));
-    demo = startCli(['demo', '--port', '0', '--round-seconds', '5'], { cwd: dir });
-    url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
-    browser = await launchChromium();
+    ({ demo, browser, url, dir } = await startDemoInBrowser('rolebox-approvals-page-', 5));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    demo?.process.kill('SIGINT');
-    await Promise.race([demo?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    await killTracked();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopDemoInBrowser({ demo, browser, dir }));
 
   it('approves the open request with a click, and shows who and the note', async () => {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });

@@ -1,14 +1,13 @@
 import { existsSync } from 'node:fs';
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
+import { mkdir } from 'node:fs/promises';
 import { createServer } from 'node:http';
 import type { AddressInfo } from 'node:net';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { launchChromium } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cli.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { startDemoInBrowser, stopDemoInBrowser } from './support/demo-in-browser.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -21,20 +20,11 @@ describe('the inspector page in a real browser, on a running demo', () => {
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rolebox-browser-'));
     // Slow rounds: the loop is still running while the page is looked at.
-    demo = startCli(['demo', '--port', '0', '--round-seconds', '5'], { cwd: dir });
-    url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
-    browser = await launchChromium();
+    ({ demo, browser, url, dir } = await startDemoInBrowser('rolebox-browser-', 5));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    demo?.process.kill('SIGINT');
-    await Promise.race([demo?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    await killTracked();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopDemoInBrowser({ demo, browser, dir }));
 
   it('draws the loop and the approval function, and a click on `answer` completes the function', async () => {
     const page = await browser.newPage({ viewport: { width: 1440, height: 900 } });

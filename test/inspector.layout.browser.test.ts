@@ -2,14 +2,13 @@
 // running demo (issue 27 items 8, 9, 11, 13): no label wider than its box, `fit` that does
 // something and shows the whole chart, the active state inside the panel, a finished loop
 // offering no commands, and a first view that says what to do.
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
-import { launchChromium } from './support/chromium.js';
-import { type CliProcess, startCli } from './support/cli.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import type { CliProcess } from './support/cli.js';
+import { startDemoInBrowser, stopDemoInBrowser } from './support/demo-in-browser.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
 
@@ -112,11 +111,8 @@ describe('the inspector page at 1280×720 and 1440×900, on a running demo', () 
   let page: Page | undefined;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rolebox-layout-'));
     // Rounds of 1 s: the writer's loop of 3 rounds finishes while the page is looked at.
-    demo = startCli(['demo', '--port', '0', '--round-seconds', '1'], { cwd: dir });
-    url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
-    browser = await launchChromium();
+    ({ demo, browser, url, dir } = await startDemoInBrowser('rolebox-layout-', 1));
     await mkdir(OUTPUT, { recursive: true });
   });
 
@@ -125,13 +121,7 @@ describe('the inspector page at 1280×720 and 1440×900, on a running demo', () 
     page = undefined;
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    demo?.process.kill('SIGINT');
-    await Promise.race([demo?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    await killTracked();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopDemoInBrowser({ demo, browser, dir }));
 
   for (const [width, height] of [
     [1280, 720],

@@ -1,11 +1,10 @@
-import { mkdir, mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
+import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
-import { launchChromium } from './support/chromium.js';
-import { type CliProcess, startCli } from './support/cli.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import type { CliProcess } from './support/cli.js';
+import { startDemoInBrowser, stopDemoInBrowser } from './support/demo-in-browser.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -39,20 +38,11 @@ describe('pipeline runs drawn in the inspector page, on a running demo', () => {
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rolebox-pipeline-browser-'));
     // Short rounds: the demo's pipeline runs once per completed round.
-    demo = startCli(['demo', '--port', '0', '--round-seconds', '1'], { cwd: dir });
-    url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
-    browser = await launchChromium();
+    ({ demo, browser, url, dir } = await startDemoInBrowser('rolebox-pipeline-browser-', 1));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    demo?.process.kill('SIGINT');
-    await Promise.race([demo?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    await killTracked();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopDemoInBrowser({ demo, browser, dir }));
 
   for (const [width, height] of [
     [1280, 720],

@@ -1,12 +1,10 @@
-import { mkdtemp, rm } from 'node:fs/promises';
-import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, beforeAll, describe, expect, it, vi } from 'vitest';
 import WebSocket from 'ws';
-import { launchChromium } from './support/chromium.js';
 import { type CliProcess, startCli } from './support/cli.js';
-import { killTracked, PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
+import { startDemoInBrowser, stopDemoInBrowser } from './support/demo-in-browser.js';
+import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 import { publishScreenshot } from './support/screenshots.js';
 
 vi.setConfig({ testTimeout: PROCESS_TEST_TIMEOUT_MS, hookTimeout: PROCESS_TEST_TIMEOUT_MS });
@@ -60,20 +58,14 @@ describe('time travel and fork in the inspector page, on a running demo', () => 
   let dir: string;
 
   beforeAll(async () => {
-    dir = await mkdtemp(join(tmpdir(), 'rolebox-travel-'));
-    demo = startCli(['demo', '--port', '0', '--round-seconds', '5'], { cwd: dir });
-    url = (await demo.line(/^inspector: /)).slice('inspector: '.length);
-    await demo.line(/Ctrl-C to stop/);
-    browser = await launchChromium();
+    ({ demo, browser, url, dir } = await startDemoInBrowser(
+      'rolebox-travel-',
+      5,
+      /Ctrl-C to stop/,
+    ));
   });
 
-  afterAll(async () => {
-    await browser?.close();
-    demo?.process.kill('SIGINT');
-    await Promise.race([demo?.exited, new Promise((resolve) => setTimeout(resolve, 10_000))]);
-    await killTracked();
-    if (dir) await rm(dir, { recursive: true, force: true });
-  });
+  afterAll(() => stopDemoInBrowser({ demo, browser, dir }));
 
   const openPage = async (viewport = { width: 1440, height: 900 }): Promise<Page> => {
     const page = await browser.newPage({ viewport });
