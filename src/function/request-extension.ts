@@ -1,8 +1,8 @@
-import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, RoleboxError } from '../errors.js';
 import { openRequestById } from '../signal/approval-requests.js';
 import { MAX_APPROVAL_TIMEOUT_MS } from '../signal/approval-timeout.js';
 import { type LiveFunction, openIds } from './approval-check.js';
+import { readRequestOptions } from './request-options.js';
 
 /** The options of `session.extendRequest`: the new deadline from now, and who moved it. */
 export interface ExtendRequestOptions {
@@ -19,15 +19,14 @@ export interface ExtendReceipt {
   readonly text: string;
 }
 
-/** `options`, checked: an object with `timeoutMs` (whole ms, 1 … a year) and a string `by`. */
-function checkedOptions(options: unknown): ExtendRequestOptions {
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new RoleboxError(
-      'invalid_argument',
-      `extendRequest options must be an object with timeoutMs, got ${describeValue(options)}`,
-    );
-  checkOptionNames(options, ['timeoutMs', 'by'], 'extendRequest options');
-  const { timeoutMs, by } = options as Record<string, unknown>;
+/** The request id and `options`, checked: an object with `timeoutMs` (whole ms, 1 … a year) and a string `by`. */
+function checkedOptions(requestId: unknown, options: unknown): ExtendRequestOptions {
+  const { timeoutMs, by } = readRequestOptions(
+    requestId,
+    options,
+    ['timeoutMs', 'by'],
+    'extendRequest',
+  );
   if (
     typeof timeoutMs !== 'number' ||
     !Number.isSafeInteger(timeoutMs) ||
@@ -39,12 +38,7 @@ function checkedOptions(options: unknown): ExtendRequestOptions {
       `extendRequest timeoutMs must be a positive whole number of milliseconds (at most a year), got ${describeValue(timeoutMs)}`,
       { timeoutMs },
     );
-  if (by !== undefined && typeof by !== 'string')
-    throw new RoleboxError(
-      'invalid_argument',
-      `extendRequest option by must be a string, got ${describeValue(by)}`,
-    );
-  return { timeoutMs, ...(by === undefined ? {} : { by }) };
+  return { timeoutMs, ...(by === undefined ? {} : { by: by as string }) };
 }
 
 /**
@@ -59,18 +53,13 @@ export function checkExtension(
   options: unknown,
   functions: readonly LiveFunction[],
 ): ExtendRequestOptions & { readonly requestId: string } {
-  if (typeof requestId !== 'string' || requestId === '')
-    throw new RoleboxError(
-      'invalid_argument',
-      `a request id is a string like deploy:r1, got ${describeValue(requestId)}`,
-      { requestId },
-    );
-  const read = checkedOptions(options);
-  if (!functions.some((fn) => openRequestById(fn.kv, requestId) !== undefined))
+  const read = checkedOptions(requestId, options);
+  const id = requestId as string; // a non-empty string: checkedOptions read it
+  if (!functions.some((fn) => openRequestById(fn.kv, id) !== undefined))
     throw new RoleboxError(
       'stale_answer',
       `request ${describeValue(requestId)} is unknown or already resolved, so its deadline cannot move; open requests: ${openIds(functions)}`,
       { requestId },
     );
-  return { requestId, ...read };
+  return { requestId: id, ...read };
 }

@@ -10,6 +10,7 @@ import {
   type ExtendReceipt,
   type ExtendRequestOptions,
 } from '../function/request-extension.js';
+import { readRequestOptions } from '../function/request-options.js';
 import { expandStopLoopCommand } from '../loop/cancellation.js';
 import { promptFingerprint } from '../loop/fingerprint.js';
 import { parseLoopCommand } from '../loop/parse-loop-command.js';
@@ -456,11 +457,12 @@ export class SessionHandle {
     requestId: string,
     options: { readonly by?: string; readonly note?: string; readonly seenVersion?: number } = {},
   ): SignalReceipt {
-    const { by, note, seenVersion } = approvalOptions(requestId, options, [
-      'by',
-      'note',
-      'seenVersion',
-    ]);
+    const { by, note, seenVersion } = readRequestOptions(
+      requestId,
+      options,
+      ['by', 'note', 'seenVersion'],
+      'approval',
+    );
     if (
       seenVersion !== undefined &&
       (!Number.isInteger(seenVersion) || (seenVersion as number) < 0)
@@ -486,7 +488,7 @@ export class SessionHandle {
     requestId: string,
     options: { readonly by?: string; readonly reason: string },
   ): SignalReceipt {
-    const { by, reason } = approvalOptions(requestId, options, ['by', 'reason']);
+    const { by, reason } = readRequestOptions(requestId, options, ['by', 'reason'], 'approval');
     if (typeof reason !== 'string' || reason === '')
       throw new RoleboxError(
         'invalid_argument',
@@ -870,38 +872,6 @@ export class SessionHandle {
       throw new Error(`rolebox internal error: session ${this.id} did not answer ${type}`);
     return found as HostEventOf<T>;
   }
-}
-
-/**
- * The options of `approve` or `reject`, checked: a request id that is a string, an options
- * object with only the `allowed` names, `by` and `note` strings when given.
- * Throws: `invalid_argument` naming what is wrong.
- */
-function approvalOptions(
-  requestId: unknown,
-  options: unknown,
-  allowed: readonly string[],
-): Record<string, unknown> {
-  if (typeof requestId !== 'string' || requestId === '')
-    throw new RoleboxError(
-      'invalid_argument',
-      `a request id is a string like deploy:r1, got ${describeValue(requestId)}`,
-      { requestId },
-    );
-  if (typeof options !== 'object' || options === null || Array.isArray(options))
-    throw new RoleboxError(
-      'invalid_argument',
-      `options must be an object, got ${describeValue(options)}`,
-    );
-  checkOptionNames(options as Record<string, unknown>, allowed, 'approval options');
-  const read = options as Record<string, unknown>;
-  for (const key of ['by', 'note'])
-    if (read[key] !== undefined && typeof read[key] !== 'string')
-      throw new RoleboxError(
-        'invalid_argument',
-        `approval option ${key} must be a string, got ${describeValue(read[key])}`,
-      );
-  return read;
 }
 
 /** `values` without its undefined entries. */
