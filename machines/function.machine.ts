@@ -27,9 +27,9 @@ import { withFastContext } from './fast-context.js';
  * 2: approval requests in the ledger (`kv.__approval_requests`) and the function's `version`.
  * 3: a request may carry a deadline (`expiresAt`, `onTimeout`) and end `expired`.
  * 4: a request may be host-only (`hostOnly`: a tool call held for the host's approval).
- * 5: a resolved request may record that the host resolved it (`answeredByHost`).
- * (The `fn.extend_request` event and a request's optional `extendedAt` / `extendedBy` are
- * new optional fields: a stored request without them restores as it was, no bump.)
+ * 5: a resolved request may record that the host resolved it (`answeredByHost`), and an
+ * open one that the host moved its deadline (`extendedAt`, `extendedBy`; the
+ * `fn.extend_request` event). Both came in the same bump: no released version 5 lacks either.
  */
 export const FUNCTION_MACHINE_VERSION = 5;
 

@@ -248,6 +248,46 @@ describe('session.extendRequest across a restart and passivation', () => {
   });
 });
 
+describe('an extended request in the store', () => {
+  /** A memory store whose session S has deploy:r1 extended by ana, its checksum dropped. */
+  async function storedExtension() {
+    const store = new MemorySnapshotStore();
+    const clock = new SimulatedClock(1_000);
+    const first = await boot({ store, clock });
+    const session = await openDeploy(first.rb);
+    session.extendRequest('deploy:r1', { timeoutMs: 2 * T, by: 'ana' });
+    await first.rb.flush();
+    await first.rb.stop();
+    const record = JSON.parse(store.records.get('S') as string);
+    delete record.checksum; // edited by hand below: the full structural check runs
+    return { store, clock, record };
+  }
+
+  it('restores through the full check with when and by whom the deadline moved', async () => {
+    const { store, clock, record } = await storedExtension();
+    store.records.set('S', JSON.stringify(record));
+    const second = await boot({ store, clock });
+    const [request] = requestsOf(second.rb.session('S'), 'deploy');
+    expect(request).toMatchObject({ extendedAt: 1_000, extendedBy: 'ana', status: 'open' });
+    await second.rb.stop();
+  });
+
+  it.each([
+    ['extendedAt', 'tomorrow'],
+    ['extendedBy', 7],
+  ])('is refused, naming the ledger, when its %s is malformed', async (field, value) => {
+    const { store, clock, record } = await storedExtension();
+    const fn = record.snapshot.children['fn:deploy'].snapshot.context;
+    fn.kv.__approval_requests[0][field] = value;
+    store.records.set('S', JSON.stringify(record));
+    const second = await boot({ store, clock });
+    const error = errorOf(() => second.rb.session('S').view());
+    expect(error.code).toBe('invalid_snapshot');
+    expect(error.message).toContain('__approval_requests');
+    await second.rb.stop();
+  });
+});
+
 describe('session.extendRequest in a Restate session step (the engine, without a server)', () => {
   it("the step's wake-up follows the moved deadline", async () => {
     const engine = new SessionStepEngine({ functions: [defineFunction(DEPLOY)] }, false);

@@ -217,10 +217,12 @@ function functionRequestsMayBeHostOnly(snapshot: Json): Json {
 
 /**
  * Function machine 4 → 5: a resolved request may record that the host resolved it
- * (`answeredByHost`). A request resolved before carries no origin and keeps saying only what
+ * (`answeredByHost`), and an open one when and by whom the host moved its deadline
+ * (`extendedAt`, `extendedBy`: absent on every request before, so nothing to fill in). A
+ * request resolved before carries no origin and keeps saying only what
  * it said (`answered`, `rejected`): guessing `host` for it would put in the audit trail what
  * was never recorded, so a version-4 record is already a valid version-5 one. The bump
- * refuses (snapshot_too_new) a record with the field to code that would drop it.
+ * refuses (snapshot_too_new) a record with these fields to code that would drop them.
  */
 function functionRequestsWithOrigin(snapshot: Json): Json {
   return snapshot;

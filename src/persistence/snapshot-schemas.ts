@@ -60,6 +60,8 @@ const approvalRequestSchema = z.object({
   onTimeout: z.enum(ON_TIMEOUT_ACTIONS).optional(),
   hostOnly: z.literal(true).optional(),
   answeredByHost: z.literal(true).optional(),
+  extendedAt: time.optional(),
+  extendedBy: text.optional(),
 });
 const approvalRequestsSchema = z.array(approvalRequestSchema);
 
