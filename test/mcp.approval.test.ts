@@ -211,6 +211,7 @@ describe('rolebox mcp --require-approval', () => {
     // Without --approval-tools the host's tools are not offered.
     const names = (await mcp.client.listTools()).tools.map((tool) => tool.name);
     expect(names).not.toContain('approve_request');
+    expect(names).not.toContain('extend_request');
     expect((await mcp.call('send_event', activateRelease)).text).toContain('request deploy:r1');
     await mcp.client.close();
     const store = [
@@ -375,6 +376,45 @@ describe('createMcpServer({ requireApproval, approvalToken }): the refusals, in 
     const stale = await h.call('approve_request', { request_id: 'deploy:r7', token: TOKEN });
     expect(stale.text).toMatch(/^refused \(stale_answer\)/);
     expect(h.rb.session('S').view().functions[0]?.requests[0]?.status).toBe('open');
+    await h.stop();
+  });
+
+  it("extend_request moves an open request's deadline under the token; refusals move nothing", async () => {
+    const h = await serve(true);
+    expect((await h.call('send_event', message)).text).toContain('request deploy:r1');
+    const request = () => h.rb.session('S').view().functions[0]?.requests[0];
+    for (const [args, refusal] of [
+      [
+        { request_id: 'deploy:r1', timeoutMs: 60_000 },
+        /^refused \(invalid_argument\): extend_request: token/,
+      ],
+      [
+        { request_id: 'deploy:r1', token: 'guessed-token-000000', timeoutMs: 60_000 },
+        /^refused \(invalid_argument\): extend_request: the token is not the host's/,
+      ],
+      [
+        { request_id: 'deploy:r1', token: TOKEN, timeoutMs: 0 },
+        /^refused \(invalid_argument\): extend_request: timeoutMs/,
+      ],
+      [{ request_id: 'deploy:r7', token: TOKEN, timeoutMs: 60_000 }, /^refused \(stale_answer\)/],
+    ] as const) {
+      const refused = await h.call('extend_request', args);
+      expect(refused.isError, JSON.stringify(args)).toBe(true);
+      expect(refused.text).toMatch(refusal);
+      expect(request()?.expiresAt).toBeUndefined();
+    }
+    const before = Date.now();
+    const moved = await h.call('extend_request', {
+      request_id: 'deploy:r1',
+      token: TOKEN,
+      timeoutMs: 60_000,
+      by: 'ana',
+    });
+    expect(moved.isError).toBe(false);
+    expect(moved.text).toMatch(/^request deploy:r1 now expires \d{4}-/);
+    expect(request()).toMatchObject({ status: 'open', extendedBy: 'ana' });
+    expect(request()?.expiresAt).toBeGreaterThanOrEqual(before + 60_000);
+    expect(request()?.expiresAt).toBeLessThanOrEqual(Date.now() + 60_000);
     await h.stop();
   });
 });

@@ -1,5 +1,6 @@
-// The host's approval tools over MCP (`rolebox mcp --approval-tools`): approve_request and
-// reject_request, the command table's `approve` and `reject` rows. An agent must not approve
+// The host's approval tools over MCP (`rolebox mcp --approval-tools`): approve_request,
+// reject_request and extend_request, the command table's `approve`, `reject` and
+// `extendRequest` rows. An agent must not approve
 // its own requests, and an MCP client may show every tool to its model: so each call carries
 // a token the host holds and the model is never given, and a call without it is refused.
 import { createHash, timingSafeEqual } from 'node:crypto';
@@ -16,13 +17,14 @@ export const APPROVAL_TOKEN_ENV = 'ROLEBOX_APPROVAL_TOKEN';
 export const MIN_APPROVAL_TOKEN_LENGTH = 16;
 
 /** The names of the host's approval tools. */
-export const APPROVAL_TOOL_NAMES = ['approve_request', 'reject_request'] as const;
+export const APPROVAL_TOOL_NAMES = ['approve_request', 'reject_request', 'extend_request'] as const;
 
 /** One of {@link APPROVAL_TOOL_NAMES}. */
 export type ApprovalToolName = (typeof APPROVAL_TOOL_NAMES)[number];
 
 const [approveOptions] = SESSION_COMMAND_ROWS.approve.arguments.def.items.slice(1);
 const [rejectOptions] = SESSION_COMMAND_ROWS.reject.arguments.def.items.slice(1);
+const [extendOptions] = SESSION_COMMAND_ROWS.extendRequest.arguments.def.items.slice(1);
 
 const requestId = z
   .string()
@@ -64,6 +66,19 @@ export const APPROVAL_TOOLS: Readonly<Record<ApprovalToolName, ApprovalToolSpec>
     }),
     run: (session, { request_id: id, token: _, ...options }) => ({
       text: session.reject(id as string, options as { reason: string }).text,
+      refused: false,
+    }),
+  },
+  extend_request: {
+    description:
+      "The host moves an open approval request's deadline to now + timeoutMs (session.extendRequest): it expires then, as its function's on_timeout says, unless answered first.",
+    input: z.strictObject({
+      request_id: requestId,
+      token,
+      ...(extendOptions as z.ZodObject).shape,
+    }),
+    run: (session, { request_id: id, token: _, ...options }) => ({
+      text: session.extendRequest(id as string, options as { timeoutMs: number }).text,
       refused: false,
     }),
   },

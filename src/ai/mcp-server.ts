@@ -128,7 +128,8 @@ export interface McpServerOptions {
    */
   readonly requireApproval?: readonly string[];
   /**
-   * Offers the host's approval tools (`approve_request`, `reject_request`), each call
+   * Offers the host's approval tools (`approve_request`, `reject_request`,
+   * `extend_request`), each call
    * carrying this token (at least 16 characters, never given to the agent).
    */
   readonly approvalToken?: string;

@@ -224,7 +224,7 @@ function addMcpCommand(program: Command, output: Output, exit: { code: number })
     )
     .option(
       '--approval-tools',
-      `offer the host's approve_request and reject_request tools, each call carrying the token in $${APPROVAL_TOKEN_ENV}`,
+      `offer the host's approve_request, reject_request and extend_request tools, each call carrying the token in $${APPROVAL_TOKEN_ENV}`,
     )
     .action(async (options) => {
       exit.code = await runMcpCommand(options, output, packageVersion());

@@ -1,4 +1,8 @@
-import { APPROVAL_TOKEN_ENV, checkApprovalToken } from '../../ai/mcp-approval-tools.js';
+import {
+  APPROVAL_TOKEN_ENV,
+  APPROVAL_TOOL_NAMES,
+  checkApprovalToken,
+} from '../../ai/mcp-approval-tools.js';
 import { loadMcpSdk, type McpSdkLoader, serveMcpOverStdio } from '../../ai/mcp-server.js';
 import { checkRequiredApprovals } from '../../ai/mcp-tool-approval.js';
 import { ROLEBOX_TOOL_NAMES, type RoleboxToolName } from '../../ai/tools.js';
@@ -26,7 +30,7 @@ export interface McpOptions {
   readonly inspect?: string | boolean;
   /** Tools the host must approve call by call (`--require-approval`, repeatable). */
   readonly requireApproval?: readonly string[];
-  /** Offers approve_request and reject_request, with the token in {@link APPROVAL_TOKEN_ENV}. */
+  /** Offers approve_request, reject_request and extend_request, with the token in {@link APPROVAL_TOKEN_ENV}. */
   readonly approvalTools?: boolean;
 }
 
@@ -119,7 +123,7 @@ export async function runMcpCommand(
       ...(io.stdout ? { stdout: io.stdout } : {}),
     });
     output.err(
-      `rolebox mcp: serving tools ${tools.join(', ')}${approvalToken ? ', approve_request, reject_request' : ''} on stdio; sessions ${store ? `in ${options.store}` : 'in memory'}${activate.length > 0 ? `, activating ${activate.join(', ')}` : ''}${requireApproval.length > 0 ? `; the host approves each call of ${requireApproval.join(', ')}` : ''}`,
+      `rolebox mcp: serving tools ${tools.join(', ')}${approvalToken ? `, ${APPROVAL_TOOL_NAMES.join(', ')}` : ''} on stdio; sessions ${store ? `in ${options.store}` : 'in memory'}${activate.length > 0 ? `, activating ${activate.join(', ')}` : ''}${requireApproval.length > 0 ? `; the host approves each call of ${requireApproval.join(', ')}` : ''}`,
     );
     await Promise.race([served.closed, io.interrupted ?? signalled.interrupted]);
     await served.close();
