@@ -1,10 +1,4 @@
-import {
-  type Actor,
-  type ActorRefFrom,
-  type AnyActorRef,
-  type SnapshotFrom,
-  transition,
-} from 'xstate';
+import type { Actor, ActorRefFrom, AnyActorRef, SnapshotFrom } from 'xstate';
 import type { FunctionMachine } from '../../machines/function.machine.js';
 import { type LoopMachine, loopStateOf } from '../../machines/loop.machine.js';
 import type { SessionMachine } from '../../machines/session.machine.js';
@@ -27,6 +21,7 @@ import type { artifactStoreLogic } from '../session/artifact-store.js';
 import type { SessionEvent } from '../session/machine-types.js';
 import type { SystemLoopEvent } from '../system/machine-types.js';
 import { shardActorId, shardIndexOf } from '../system/shards.js';
+import { pureTransition } from './pure-transition.js';
 import type { SessionDirectory } from './session-directory.js';
 
 /** A live session actor's snapshot. */
@@ -225,8 +220,8 @@ function sessionRead(
     context: snapshot.context,
     artifacts,
     can: (event) => snapshot.can(event),
-    // XState's `transition` is pure: the actions it returns are not executed, so the live
-    // actor, its children and the host see nothing of it.
-    after: (event) => sessionRead(transition(snapshot.machine, snapshot, event)[0], artifacts),
+    // A pure transition: nothing is executed, so the live actor, its children and the host
+    // see nothing of it.
+    after: (event) => sessionRead(pureTransition(snapshot.machine, snapshot, event), artifacts),
   };
 }
