@@ -37,7 +37,7 @@ import { atMost, median, rounded, timeNs, writeResult } from './measure.js';
 type SessionEffectBody = SendResult['effects'][number];
 
 const FLOWS = 30;
-const SAMPLES = 9;
+const SAMPLES = 25;
 const STARTED: RuntimeEvent = {
   type: 'session_started',
   availableSkills: [{ name: 'write' }],

@@ -1,4 +1,11 @@
-import { numberedEffect, pendingEffect, settledEvent } from '../src/session/effect-outbox.js';
+import {
+  numberedEffect,
+  pendingEffect,
+  settledEvent,
+  startedEntry,
+  startsAttempt,
+  withRecordedResult,
+} from '../src/session/effect-outbox.js';
 import type { SessionContext } from '../src/session/machine-types.js';
 import type {
   PendingEffect,
@@ -31,16 +38,6 @@ const withEntry = (
 /** What the events of a result become when raised: runtime events at the apply's time. */
 const timed = (events: readonly RuntimeEvent[], at: number): TimedRuntimeEvent[] =>
   events.map((event) => ({ ...event, at }) as TimedRuntimeEvent);
-
-/** Whether `attempt` is not yet counted as running in `entry` (a new attempt starts). */
-const startsAttempt = (entry: PendingEffect, attempt: number): boolean =>
-  entry.status !== 'running' || entry.attempts < attempt;
-
-/** `entry` with attempt `attempt` under way: `running`, counted, no retry time. */
-const startedEntry = (
-  { nextAttemptAt: _, ...rest }: PendingEffect,
-  attempt: number,
-): PendingEffect => ({ ...rest, status: 'running', attempts: Math.max(rest.attempts, attempt) });
 
 /** The host event of attempt `attempt` of `entry` starting. */
 const startedEvent = (sessionId: string, entry: PendingEffect, attempt: number) =>
@@ -171,6 +168,8 @@ export const outboxActions = {
    * A handler's events, recorded (and so saved) before they are applied. With `attempt`, the
    * runner did not announce the attempt (its handler returned within a turn): it is counted
    * here, `effect_started` emitted just before, in the same step (one step fewer per effect).
+   * With `apply`, the result was saved already (the save patched it into this entry, see
+   * `withRecordedResult`), so it is applied in this same step too.
    */
   recordEffectResult: sessionAction(
     (
@@ -179,18 +178,27 @@ export const outboxActions = {
         effectId,
         events,
         attempt,
-      }: { effectId: string; events: readonly RuntimeEvent[]; attempt?: number },
+        apply,
+        at,
+      }: {
+        effectId: string;
+        events: readonly RuntimeEvent[];
+        attempt?: number;
+        apply?: boolean;
+        at: number;
+      },
     ) => {
       const entry = entryOf(context, effectId);
       if (!entry || entry.status === 'failed' || entry.result) return;
       const starts = attempt !== undefined && startsAttempt(entry, attempt);
       enqueue.assign({
-        pendingEffects: withEntry(context, effectId, (current) => ({
-          ...(starts ? startedEntry(current, attempt) : current),
-          result: events,
-        })),
+        pendingEffects: withEntry(context, effectId, (current) =>
+          withRecordedResult(current, events, attempt),
+        ),
       });
       if (starts) enqueue(emitToHost(startedEvent(context.sessionId, entry, attempt)));
+      if (apply)
+        enqueue({ type: 'applyInOneStep', params: { effectId, events, by: 'handler', at } });
     },
   ),
   applyEffectResult: sessionAction(

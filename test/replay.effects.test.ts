@@ -72,7 +72,6 @@ describe('replay of a journaled run with effects', () => {
       'session.effect_started',
       'session.effect_attempt_failed',
       'session.effect_result',
-      'session.effect_apply',
     ])
       expect(types, step).toContain(step);
     // The host saw the effect's life too.

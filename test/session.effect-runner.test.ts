@@ -356,7 +356,7 @@ describe('announcing an attempt', () => {
       .filter((event) => String(event.type).startsWith('session.effect_'))
       .map((event) =>
         event.type === 'session.effect_result'
-          ? `${event.type} attempt=${event.attempt}`
+          ? `${event.type} attempt=${event.attempt} apply=${event.apply}`
           : event.type,
       );
 
@@ -368,7 +368,8 @@ describe('announcing an attempt', () => {
     approveWorker(h.session);
     await settle(10);
     expect(h.session.view()).toMatchObject({ waitingReason: { kind: 'review_artifact' } });
-    expect(runnerSteps(h.rb)).toEqual(['session.effect_result attempt=1', 'session.effect_apply']);
+    // Recorded and applied in one step: the save before it stored the result in its entry.
+    expect(runnerSteps(h.rb)).toEqual(['session.effect_result attempt=1 apply=true']);
     expect(h.effectEvents().slice(2)).toEqual([
       'effect S:e2',
       'effect_started S:e2',
@@ -406,8 +407,7 @@ describe('announcing an attempt', () => {
     expect(h.session.view()).toMatchObject({ pendingEffects: [] });
     expect(runnerSteps(h.rb)).toEqual([
       'session.effect_started',
-      'session.effect_result attempt=undefined',
-      'session.effect_apply',
+      'session.effect_result attempt=undefined apply=true',
     ]);
     expect(h.effectEvents().filter((line) => line.startsWith('effect_started'))).toEqual([
       'effect_started S:e2',

@@ -27,6 +27,7 @@ import { SessionDirectory } from '../runtime/session-directory.js';
 import { type RunnableHandler, SessionEffectRunner } from '../runtime/session-effect-runner.js';
 import { SessionRuntime } from '../runtime/session-runtime.js';
 import { SystemAccess } from '../runtime/system-access.js';
+import { UnsavedResults } from '../runtime/unsaved-results.js';
 import { WaitDeadlines } from '../runtime/wait-deadlines.js';
 import { ACCEPTANCE_MODES, type AcceptanceMode } from '../session/runtime-types.js';
 import { machinesFor, type RoleboxMachines } from './build-machines.js';
@@ -98,6 +99,8 @@ export class Rolebox {
   readonly #path: CommandPath;
   readonly #sessionHost: SessionHost;
   readonly #persister: Persister | undefined;
+  /** Handler results kept for their session's next save (see {@link UnsavedResults}). */
+  readonly #unsavedResults = new UnsavedResults();
   #inspection: Inspection | undefined;
   /** Performs the loops' effects (dispatch, watch, collect, cancel, deadlines). */
   readonly #runner: LoopEffectRunner;
@@ -166,7 +169,9 @@ export class Rolebox {
           store: resolved.store,
           clock: resolved.clock,
           debounceMs: resolved.saveDebounceMs,
-          sessionSnapshot: (sessionId) => access.persistedSession(sessionId),
+          // A handler's result the runner waits to see saved is stored in its entry.
+          sessionSnapshot: (sessionId) =>
+            this.#unsavedResults.patch(sessionId, access.persistedSession(sessionId)),
           systemSnapshot: () => ({ context: { loopRegistry: access.loopRegistry() } }),
           wakeUpOf: (sessionId) => this.#runtime.wakeUpOf(sessionId),
           leaseOf: (sessionId) => access.directory.get(sessionId)?.lease,
@@ -294,6 +299,17 @@ export class Rolebox {
           this.#path.dispatch({ type: 'system.deliver', sessionId, command });
       },
       saved: () => this.#persister?.flush() ?? Promise.resolve(),
+      ...(resolved.store
+        ? {
+            unsaved: {
+              keep: (sessionId, effectId, result) => {
+                this.#unsavedResults.keep(sessionId, effectId, result);
+                this.#persister?.mark(sessionId);
+              },
+              drop: (sessionId, effectId) => this.#unsavedResults.drop(sessionId, effectId),
+            },
+          }
+        : {}),
       deliver: (event) => this.#hub.deliver([event]),
       report: (error, sessionId) => this.#hub.deliver([{ type: 'error', sessionId, error }]),
     });

@@ -50,6 +50,19 @@ export interface SessionEffectRunnerDeps<H> {
   send(sessionId: string, command: EffectCommand): void;
   /** Settles once everything changed so far is saved (at once without a store). */
   saved(): Promise<void>;
+  /**
+   * With a store: keeps a handler's result for the session's next save, which stores it in
+   * the effect's entry (and marks the session changed, so that there is a next save); `drop`
+   * forgets it once saved. Absent without a store: nothing is saved.
+   */
+  readonly unsaved?: {
+    keep(
+      sessionId: string,
+      effectId: string,
+      result: { readonly events: readonly RuntimeEvent[]; readonly attempt?: number },
+    ): void;
+    drop(sessionId: string, effectId: string): void;
+  };
   /** Delivers a host event the runner makes itself (a redelivered `effect`). */
   deliver(event: EmittedEvent): void;
   /** Reports a failure nobody called for. */
@@ -70,8 +83,8 @@ interface Work {
 /**
  * Runs a session's pending effects with the host's handlers (DESIGN §10), beside the
  * loop effect runner: the only code that calls a handler. An effect runs only once the
- * snapshot that recorded it is saved; its result is recorded and saved before it is applied
- * (in one step, by the machine); a thrown error is retried with backoff on the clock, the
+ * snapshot that recorded it is saved; its result is saved before it is applied (the save
+ * stores it in the effect's entry), then recorded and applied in one step by the machine; a thrown error is retried with backoff on the clock, the
  * next attempt kept in the outbox (`nextAttemptAt`) so a wake-up finds it after a restart.
  * Effects with no handler are the host's: delivered as `effect` host events, and again
  * (`redelivered: true`) after every activation while they are pending. Everything it does
@@ -288,19 +301,32 @@ export class SessionEffectRunner<H> {
       });
       return;
     }
-    // Recorded and saved before it is applied: a crash in between applies it on restart,
-    // and the handler is not called again.
+    // Saved before it is applied: a crash in between applies it on restart, and the
+    // handler is not called again. The save stores it in the effect's entry (as a step
+    // recording it would), and the session then records and applies it in one step.
+    const counted = announce.done() ? undefined : attempt;
+    const { unsaved } = this.#deps;
+    if (unsaved) {
+      unsaved.keep(work.sessionId, effectId, {
+        events,
+        ...(counted === undefined ? {} : { attempt: counted }),
+      });
+      try {
+        await this.#deps.saved();
+      } finally {
+        unsaved.drop(work.sessionId, effectId);
+      }
+    }
+    crashPoint('effect-result-saved');
+    if (!this.#current(effectId, work)) return;
     this.#deps.send(work.sessionId, {
       type: 'session.effect_result',
       effectId,
       events,
-      ...(announce.done() ? {} : { attempt }),
+      ...(counted === undefined ? {} : { attempt: counted }),
+      apply: true,
       at: this.#now(),
     });
-    await this.#deps.saved();
-    crashPoint('effect-result-saved');
-    if (this.#current(effectId, work)?.result === undefined) return;
-    this.#deps.send(work.sessionId, { type: 'session.effect_apply', effectId, at: this.#now() });
   }
 
   /**

@@ -108,12 +108,15 @@ export type EffectCommand =
    * A handler returned: its events are recorded as the effect's result (saved before applied).
    * `attempt`: the attempt it returned from, when no `session.effect_started` announced it (a
    * handler that returned within a turn): counted and `effect_started` emitted in this step.
+   * `apply`: the result is saved already (a save stored it in the entry before this step),
+   * so it is applied in this step as well.
    */
   | {
       readonly type: 'session.effect_result';
       readonly effectId: string;
       readonly events: readonly RuntimeEvent[];
       readonly attempt?: number;
+      readonly apply?: boolean;
       readonly at: number;
     }
   /** The recorded result is applied, in one step, and the effect settled. */

@@ -140,3 +140,31 @@ export function settledEvent(
     ...(reason === undefined ? {} : { reason }),
   };
 }
+
+/** Whether `attempt` is not yet counted as running in `entry` (a new attempt starts). */
+export function startsAttempt(entry: PendingEffect, attempt: number): boolean {
+  return entry.status !== 'running' || entry.attempts < attempt;
+}
+
+/** `entry` with attempt `attempt` under way: `running`, counted, no retry time. */
+export function startedEntry(
+  { nextAttemptAt: _, ...rest }: PendingEffect,
+  attempt: number,
+): PendingEffect {
+  return { ...rest, status: 'running', attempts: Math.max(rest.attempts, attempt) };
+}
+
+/**
+ * `entry` with its handler's result recorded (not yet applied), and attempt `attempt`
+ * counted when given and not counted yet: what the session machine records, and what a
+ * save stores of a result the machine has not recorded yet.
+ */
+export function withRecordedResult(
+  entry: PendingEffect,
+  events: readonly RuntimeEvent[],
+  attempt?: number,
+): PendingEffect {
+  const started =
+    attempt !== undefined && startsAttempt(entry, attempt) ? startedEntry(entry, attempt) : entry;
+  return { ...started, result: events };
+}
