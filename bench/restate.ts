@@ -5,9 +5,15 @@
 // P13 resident memory of an endpoint process after 100 000 sessions were served vs after
 //     1 000 (goal ≤ 1.2×).
 // Run: npm run bench:restate   (ROLEBOX_BENCH_P13_SESSIONS=… to change the 100 000)
+// One figure: npm run bench:restate -- --only P12 --processes 1,2,4   (on a machine with
+// cores to spare: each count of endpoint processes against one, one summary line; the
+// result goes to bench/results/restate-P12.json with the machine it ran on).
+// (--only takes P9, P12 or P13, comma-separated; --processes is for P12, default 1,2.)
 import { type ChildProcess, spawn } from 'node:child_process';
 import { readFileSync } from 'node:fs';
+import { cpus, hostname, totalmem } from 'node:os';
 import { createInterface } from 'node:readline';
+import { parseArgs } from 'node:util';
 import {
   createRestateRolebox,
   freePort,
@@ -19,6 +25,29 @@ import { atMost, median, rounded, writeResult } from './measure.js';
 
 const ENDPOINT = new URL('./support/restate-endpoint.ts', import.meta.url).pathname;
 const P13_SESSIONS = Number(process.env.ROLEBOX_BENCH_P13_SESSIONS ?? 100_000);
+const FIGURES = ['P9', 'P12', 'P13'] as const;
+type Figure = (typeof FIGURES)[number];
+
+/** What the command line asks for: which figures, and P12's counts of endpoint processes. */
+function commandLine(): { only: Figure[]; processes: number[] } {
+  const { values } = parseArgs({
+    options: { only: { type: 'string' }, processes: { type: 'string' } },
+    strict: true,
+  });
+  const only = (values.only ?? process.env.ROLEBOX_BENCH_ONLY ?? FIGURES.join(','))
+    .split(',')
+    .map((name) => name.trim().toUpperCase());
+  for (const name of only)
+    if (!FIGURES.includes(name as Figure))
+      throw new Error(`--only takes ${FIGURES.join(', ')} (comma-separated), got ${name}`);
+  const processes = (values.processes ?? '1,2').split(',').map(Number);
+  if (processes.some((count) => !Number.isInteger(count) || count < 1) || !processes.includes(1))
+    throw new Error(
+      `--processes takes counts of endpoint processes including 1, as 1,2,4; got ${values.processes}`,
+    );
+  return { only: only as Figure[], processes: [...new Set(processes)].sort((a, b) => a - b) };
+}
+const ASKED = commandLine();
 
 if (!restateServerBinary()) {
   console.log('bench:restate skipped: no restate-server binary for this platform');
@@ -210,32 +239,48 @@ async function throughput(processes: number): Promise<number> {
   }
 }
 
-async function measureP12() {
-  const one: number[] = [];
-  const two: number[] = [];
-  const cpu: Record<string, Record<string, string>[]> = { oneProcess: [], twoProcesses: [] };
-  for (let sample = 0; sample < 2; sample++) {
-    one.push(await throughput(1));
-    cpu.oneProcess?.push(lastCpuSplit);
-    two.push(await throughput(2));
-    cpu.twoProcesses?.push(lastCpuSplit);
-  }
-  const ratios = one.map((value, i) => (two[i] as number) / value);
+/** Signals per second with each count of endpoint processes, against one process. */
+async function measureP12(processCounts: readonly number[]) {
+  const perSecond = new Map<number, number[]>(processCounts.map((count) => [count, []]));
+  const cpu: Record<string, Record<string, string>[]> = {};
+  for (let sample = 0; sample < 2; sample++)
+    for (const count of processCounts) {
+      perSecond.get(count)?.push(await throughput(count));
+      const key = `${count} process(es)`;
+      cpu[key] = [...(cpu[key] ?? []), lastCpuSplit];
+    }
+  const one = perSecond.get(1) as number[];
+  /** Per sample, `count` processes over one, and their median and spread. */
+  const against = (count: number) => {
+    const ratios = (perSecond.get(count) as number[]).map((value, i) => value / (one[i] as number));
+    return {
+      signalsPerSecond: (perSecond.get(count) as number[]).map((v) => rounded(v, 0)),
+      overOne: rounded(median(ratios)),
+      spread: { min: rounded(Math.min(...ratios)), max: rounded(Math.max(...ratios)) },
+    };
+  };
+  const byProcesses = Object.fromEntries(processCounts.map((count) => [count, against(count)]));
+  const two = processCounts.includes(2) ? against(2).overOne : undefined;
   return {
-    signalsPerSecond: {
-      oneProcess: one.map((v) => rounded(v, 0)),
-      twoProcesses: two.map((v) => rounded(v, 0)),
-    },
-    spread: { min: rounded(Math.min(...ratios)), max: rounded(Math.max(...ratios)) },
+    byProcesses,
     ratio: {
-      value: rounded(median(ratios)),
+      value: two ?? null,
       unit: '×',
-      goal: '>= 1.6',
-      met: median(ratios) >= 1.6,
+      goal: '>= 1.6 (2 processes over 1)',
+      met: two !== undefined && two >= 1.6,
     },
     cpuPerCore: cpu,
-    machine: `${(await import('node:os')).cpus().length} cores, shared with the restate-server and this load generator`,
+    machine: `${hostname()}: ${cpus().length} cores (${cpus()[0]?.model ?? 'unknown'}), ${Math.round(totalmem() / 2 ** 30)} GiB, shared with the restate-server and this load generator`,
   };
+}
+
+/** The one summary line of P12. */
+function p12Line(p12: Awaited<ReturnType<typeof measureP12>>): string {
+  const parts = Object.entries(p12.byProcesses).map(
+    ([count, figure]) =>
+      `${count} process${count === '1' ? '' : 'es'} ${rounded(median(figure.signalsPerSecond), 0)}/s${count === '1' ? '' : ` (${figure.overOne}×, ${figure.spread.min}–${figure.spread.max})`}`,
+  );
+  return `P12 on ${p12.machine}: ${parts.join(', ')}; goal ${p12.ratio.goal}: ${p12.ratio.met ? 'met' : 'not met'}`;
 }
 
 /** The endpoint process's resident set, in MiB (Linux). */
@@ -285,19 +330,20 @@ async function measureP13() {
   }
 }
 
-const p9 = await measureP9();
-console.log('P9', JSON.stringify(p9));
-if (process.env.ROLEBOX_BENCH_ONLY === 'P9') process.exit(0);
-const p12 = await measureP12();
-console.log('P12', JSON.stringify(p12));
-const p13 = await measureP13();
-console.log('P13', JSON.stringify(p13));
-await writeResult('restate', {
+const asked = (figure: Figure) => ASKED.only.includes(figure);
+const p9 = asked('P9') ? await measureP9() : undefined;
+if (p9) console.log('P9', JSON.stringify(p9));
+const p12 = asked('P12') ? await measureP12(ASKED.processes) : undefined;
+if (p12) console.log(p12Line(p12));
+const p13 = asked('P13') ? await measureP13() : undefined;
+if (p13) console.log('P13', JSON.stringify(p13));
+const all = ASKED.only.length === FIGURES.length;
+await writeResult(all ? 'restate' : `restate-${ASKED.only.join('-')}`, {
   description:
-    'rolebox on Restate: P9 signal round trip vs a bare get+set handler (same server, same endpoint process); P12 signals/s over 1 000 sessions, 2 endpoint processes vs 1 (64 in flight); P13 endpoint RSS (and JS heap after gc) after N sessions served (each opened once) vs after 1 000',
+    'rolebox on Restate: P9 signal round trip vs a bare get+set handler (same server, same endpoint process); P12 signals/s over 1 000 sessions, N endpoint processes vs 1 (64 in flight); P13 endpoint RSS (and JS heap after gc) after N sessions served (each opened once) vs after 1 000',
   restateServer: '1.7.x from npm',
   restateSdk: '1.12.x',
-  P9: p9,
-  P12: p12,
-  P13: { sessions: P13_SESSIONS, ...p13 },
+  ...(p9 ? { P9: p9 } : {}),
+  ...(p12 ? { P12: p12 } : {}),
+  ...(p13 ? { P13: { sessions: P13_SESSIONS, ...p13 } } : {}),
 });
