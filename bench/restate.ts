@@ -14,6 +14,7 @@ import { readFileSync } from 'node:fs';
 import { cpus, hostname, totalmem } from 'node:os';
 import { createInterface } from 'node:readline';
 import { parseArgs } from 'node:util';
+import { TERMINAL_LOOP_PHASES } from '../src/loop/types.js';
 import {
   createRestateRolebox,
   freePort,
@@ -25,6 +26,8 @@ import { atMost, median, rounded, writeResult } from './measure.js';
 
 const ENDPOINT = new URL('./support/restate-endpoint.ts', import.meta.url).pathname;
 const P13_SESSIONS = Number(process.env.ROLEBOX_BENCH_P13_SESSIONS ?? 100_000);
+/** Approval workflows with a loop served by P13's second part (a tenth of them first). */
+const P13_WORKFLOWS = Number(process.env.ROLEBOX_BENCH_P13_WORKFLOWS ?? 5_000);
 const FIGURES = ['P9', 'P12', 'P13'] as const;
 type Figure = (typeof FIGURES)[number];
 
@@ -330,6 +333,48 @@ async function measureP13() {
   }
 }
 
+/**
+ * P13, second part: approval workflows with a loop, as the million soak runs them in
+ * process: open, activate the approval, need_approval, answer, a 2-round loop through the
+ * worker service, and a third closed once their loop has finished. The endpoint's heap after
+ * gc once a tenth of them are through, and once all are (goal ≤ 1.05×: flat).
+ */
+async function measureP13Workflows() {
+  const setup = await setUp(1);
+  try {
+    const rb = createRestateRolebox({ ingressUrl: setup.ingressUrl });
+    const workflow = async (index: number) => {
+      const session = await rb.openSession({ id: `wf-${index}` });
+      await session.activate('approval');
+      await session.signal({ type: 'need_approval', payload: { reason: 'refund over $500' } });
+      await session.signal({ type: 'answer', payload: {} });
+      await session.startLoop('|loop:2| tidy the notes');
+      // The rounds run in the worker service: wait for the loop to finish.
+      for (let poll = 0; poll < 2_000; poll++) {
+        const { loop } = await session.view();
+        if (loop === null || TERMINAL_LOOP_PHASES.has(loop.phase)) break;
+        await new Promise((resolve) => setTimeout(resolve, 5));
+      }
+      if (index % 3 === 0) await session.close();
+    };
+    const first = Math.max(1, Math.floor(P13_WORKFLOWS / 10));
+    const started = performance.now();
+    await pooled(first, 32, (i) => workflow(i));
+    const heapFirst = await setup.settledHeapMiB();
+    await pooled(P13_WORKFLOWS - first, 32, (i) => workflow(first + i));
+    const heapAll = await setup.settledHeapMiB();
+    const seconds = (performance.now() - started) / 1000;
+    return {
+      workflows: P13_WORKFLOWS,
+      workflowsPerSecond: rounded(P13_WORKFLOWS / seconds, 0),
+      settledHeapMiB: { [first]: rounded(heapFirst, 1), [P13_WORKFLOWS]: rounded(heapAll, 1) },
+      ratio: atMost(heapAll / heapFirst, 1.05, '×'),
+    };
+  } finally {
+    await setup.stop();
+  }
+}
+
 const asked = (figure: Figure) => ASKED.only.includes(figure);
 const p9 = asked('P9') ? await measureP9() : undefined;
 if (p9) console.log('P9', JSON.stringify(p9));
@@ -337,13 +382,16 @@ const p12 = asked('P12') ? await measureP12(ASKED.processes) : undefined;
 if (p12) console.log(p12Line(p12));
 const p13 = asked('P13') ? await measureP13() : undefined;
 if (p13) console.log('P13', JSON.stringify(p13));
+const p13Loops = asked('P13') ? await measureP13Workflows() : undefined;
+if (p13Loops) console.log('P13 workflows', JSON.stringify(p13Loops));
 const all = ASKED.only.length === FIGURES.length;
 await writeResult(all ? 'restate' : `restate-${ASKED.only.join('-')}`, {
   description:
-    'rolebox on Restate: P9 signal round trip vs a bare get+set handler (same server, same endpoint process); P12 signals/s over 1 000 sessions, N endpoint processes vs 1 (64 in flight); P13 endpoint RSS (and JS heap after gc) after N sessions served (each opened once) vs after 1 000',
+    'rolebox on Restate: P9 signal round trip vs a bare get+set handler (same server, same endpoint process); P12 signals/s over 1 000 sessions, N endpoint processes vs 1 (64 in flight); P13 endpoint RSS (and JS heap after gc) after N sessions served (each opened once) vs after 1 000, and the heap after N approval workflows with a 2-round loop (a third closed) vs after a tenth of them',
   restateServer: '1.7.x from npm',
   restateSdk: '1.12.x',
   ...(p9 ? { P9: p9 } : {}),
   ...(p12 ? { P12: p12 } : {}),
   ...(p13 ? { P13: { sessions: P13_SESSIONS, ...p13 } } : {}),
+  ...(p13Loops ? { P13workflows: p13Loops } : {}),
 });

@@ -1,12 +1,12 @@
 // The endpoint process of the Restate benchmarks: the rolebox session object (with an
-// approval function) and, beside it, a bare virtual object doing one state get + set — the
+// approval function, and a worker service whose rounds are done at once) and, beside it, a bare virtual object doing one state get + set — the
 // baseline of P9, served by the same process. `--processes N` forks N processes that share
 // the port (cluster), as `rolebox restate serve --processes` does.
 // Usage: tsx bench/support/restate-endpoint.ts <port> <processes>
 import cluster from 'node:cluster';
 import * as restate from '@restatedev/restate-sdk';
 import { defineFunction } from '../../src/index.js';
-import { serveRoleboxOnRestate } from '../../src/restate/index.js';
+import { roleboxWorker, serveRoleboxOnRestate } from '../../src/restate/index.js';
 
 const port = Number(process.argv[2]);
 const processes = Number(process.argv[3] ?? 1);
@@ -50,10 +50,15 @@ if (processes > 1 && cluster.isPrimary) {
       },
     },
   });
+  // P13's loops: each round is done at once (the soak measures the endpoint, not a worker).
+  const worker = roleboxWorker('bench-worker', async (_ctx, round) => `round ${round.round} done`);
   const answered = 'signal_observed(answer)';
   const listening = await serveRoleboxOnRestate({
     functions: [defineFunction({ name: 'approval', gate: answered, continue_until: answered })],
-    services: [bare, floor],
+    services: [bare, floor, worker],
+    workers: { service: 'bench-worker' },
+    // P13 soaks memory: its loops need not pause between rounds.
+    limits: { interRoundDelayMs: 0 },
     logger: () => {},
   }).listen(port);
   if (cluster.isWorker) {
