@@ -1,6 +1,7 @@
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { SessionLease, SnapshotStore, StoredRecord, WakeUp } from '../ports/snapshot-store.js';
 import { refusedIn } from '../ports/store-contract.js';
+import { effectResultRecordId } from './effect-result-record.js';
 import { encodeEnvelope, makeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
 import { WrittenWakeUps } from './written-wake-ups.js';
 
@@ -91,15 +92,18 @@ export class Persister {
     return this.#dirty.has(recordId) || this.#deleted.has(recordId);
   }
 
-  /** Writes every pending change now; resolves when the store has them. */
-  async flush(): Promise<void> {
+  /**
+   * Writes every pending change now, with `extra` records (not sessions': an effect's
+   * result) in the same transaction; resolves when the store has them.
+   */
+  async flush(extra: readonly StoredRecord[] = []): Promise<void> {
     if (this.#timer !== undefined) {
       this.#host.clock.clearTimeout(this.#timer);
       this.#timer = undefined;
     }
     // Serialise writes: a flush waits for the one in progress, then writes what is left.
     // (a failed write was reported already: it must not fail the next one)
-    this.#writing = this.#writing.catch(() => {}).then(() => this.#write());
+    this.#writing = this.#writing.catch(() => {}).then(() => this.#write(extra));
     await this.#writing;
   }
 
@@ -118,14 +122,16 @@ export class Persister {
     }, this.#host.debounceMs);
   }
 
-  async #write(): Promise<void> {
-    if (!this.pending) return;
+  async #write(extra: readonly StoredRecord[]): Promise<void> {
+    if (!this.pending && extra.length === 0) return;
     const dirty = [...this.#dirty];
     const deleted = [...this.#deleted];
     this.#dirty.clear();
     this.#deleted.clear();
     const now = this.#host.clock.now();
     const { records, wakeUps, leases } = this.#collect(dirty, now);
+    const collected = records.length;
+    records.push(...extra);
     for (const id of deleted) {
       this.#wakeUpsWritten.forget(id);
       const lease = this.#host.leaseOf(id);
@@ -139,12 +145,15 @@ export class Persister {
       if (deleted.length > 0)
         refused = [
           ...refused,
-          ...refusedIn(await this.#host.store.delete(deleted, leases, { now }), 'delete'),
+          ...refusedIn(
+            await this.#host.store.delete(withResultRecords(deleted), leases, { now }),
+            'delete',
+          ),
         ];
-      this.recordsWritten += records.length;
+      this.recordsWritten += collected;
       this.#wroteWakeUps(wakeUps, leases, refused);
       if (refused.length > 0) this.#host.onRefused(refused);
-      this.#savedSessions(records, refused);
+      this.#savedSessions(records.slice(0, collected), refused);
     } catch (error) {
       // Nothing is lost: the records stay dirty and the next flush retries them.
       for (const id of dirty) if (!this.#deleted.has(id)) this.#dirty.add(id);
@@ -207,4 +216,11 @@ export class Persister {
         );
     }
   }
+}
+
+/** Deleted sessions' ids, each with its effect-result record (deleted with it). */
+function withResultRecords(sessionIds: readonly string[]): string[] {
+  return sessionIds.flatMap((id) =>
+    id === SYSTEM_RECORD_ID ? [id] : [id, effectResultRecordId(id)],
+  );
 }

@@ -7,6 +7,12 @@ import { markOwnerStopped } from '../base/local-owners.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
 import type { LoopRegistry } from '../loop/registry.js';
+import {
+  effectResultRecordId,
+  encodeEffectResultRecord,
+  readEffectResultRecord,
+  type StoredEffectResult,
+} from '../persistence/effect-result-record.js';
 import { makeEnvelope } from '../persistence/envelope.js';
 import {
   JournalRecorder,
@@ -301,18 +307,44 @@ export class Rolebox {
       saved: () => this.#persister?.flush() ?? Promise.resolve(),
       ...(resolved.store
         ? {
-            unsaved: {
-              keep: (sessionId, effectId, result) => {
-                this.#unsavedResults.keep(sessionId, effectId, result);
-                this.#persister?.mark(sessionId);
+            results: {
+              save: (sessionId, effectId, result) => this.#saveResult(sessionId, effectId, result),
+              stored: async (sessionId, effectId) => {
+                const id = effectResultRecordId(sessionId);
+                const text = await resolved.store?.load(id);
+                return text === undefined ? undefined : readEffectResultRecord(id, text, effectId);
               },
-              drop: (sessionId, effectId) => this.#unsavedResults.drop(sessionId, effectId),
             },
           }
         : {}),
       deliver: (event) => this.#hub.deliver([event]),
       report: (error, sessionId) => this.#hub.deliver([{ type: 'error', sessionId, error }]),
     });
+  }
+
+  /**
+   * Saves a handler's result before it is applied. With nothing else of the session waiting
+   * to be saved, as a small record of its own (what a host doing it by hand would write);
+   * else in the effect's entry of the session's record, saved with the rest of it (an
+   * artifact the handler wrote is in the same transaction as the result naming it).
+   */
+  async #saveResult(sessionId: string, effectId: string, result: StoredEffectResult) {
+    const persister = this.#persister;
+    if (!persister) return;
+    if (!persister.isPending(sessionId)) {
+      const record = {
+        id: effectResultRecordId(sessionId),
+        data: encodeEffectResultRecord(effectId, result),
+      };
+      await persister.flush([record]);
+      return;
+    }
+    this.#unsavedResults.keep(sessionId, effectId, result);
+    try {
+      await persister.flush();
+    } finally {
+      this.#unsavedResults.drop(sessionId, effectId);
+    }
   }
 
   /** The root actor, for inspection and advanced use. Throws `not_started` before `start()`. */

@@ -1,5 +1,6 @@
 import { crashPoint } from '../base/crash-point.js';
 import { describeValue, RoleboxError } from '../errors.js';
+import type { StoredEffectResult } from '../persistence/effect-result-record.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
 import type { EffectCommand } from '../session/commands.js';
 import type { EmittedEvent } from '../session/emitted.js';
@@ -51,17 +52,17 @@ export interface SessionEffectRunnerDeps<H> {
   /** Settles once everything changed so far is saved (at once without a store). */
   saved(): Promise<void>;
   /**
-   * With a store: keeps a handler's result for the session's next save, which stores it in
-   * the effect's entry (and marks the session changed, so that there is a next save); `drop`
-   * forgets it once saved. Absent without a store: nothing is saved.
+   * With a store: where a handler's result is saved before it is applied, and read back
+   * after a restart. Absent without a store: nothing is saved.
    */
-  readonly unsaved?: {
-    keep(
-      sessionId: string,
-      effectId: string,
-      result: { readonly events: readonly RuntimeEvent[]; readonly attempt?: number },
-    ): void;
-    drop(sessionId: string, effectId: string): void;
+  readonly results?: {
+    /** Resolves once the store has `result` as effect `effectId`'s. */
+    save(sessionId: string, effectId: string, result: StoredEffectResult): Promise<void>;
+    /**
+     * The result of `effectId` stored apart from the session (by a process that died before
+     * saving it applied), or undefined. Throws `invalid_snapshot` when what is stored is corrupt.
+     */
+    stored(sessionId: string, effectId: string): Promise<StoredEffectResult | undefined>;
   };
   /** Delivers a host event the runner makes itself (a redelivered `effect`). */
   deliver(event: EmittedEvent): void;
@@ -94,6 +95,12 @@ interface Work {
 export class SessionEffectRunner<H> {
   readonly #deps: SessionEffectRunnerDeps<H>;
   readonly #work = new Map<string, Work>();
+  /**
+   * Effects pending when their session was activated here, to their sessions: only these
+   * can have a result stored apart by another process (one that died before applying it);
+   * an effect recorded since is ours alone (we hold the session's lease).
+   */
+  readonly #fromStore = new Map<string, string>();
   #stopped = false;
 
   constructor(deps: SessionEffectRunnerDeps<H>) {
@@ -148,6 +155,8 @@ export class SessionEffectRunner<H> {
     if (!pending) return;
     for (const entry of pending) {
       if (entry.status === 'failed') continue;
+      if (activated && this.#deps.results && entry.result === undefined)
+        this.#fromStore.set(entry.id, sessionId);
       const handled = entry.result !== undefined || this.hasHandler(entry.effect.type);
       if (!handled) {
         if (activated)
@@ -196,6 +205,8 @@ export class SessionEffectRunner<H> {
   dropSession(sessionId: string): void {
     for (const [effectId, work] of [...this.#work])
       if (work.sessionId === sessionId) this.#abort(effectId);
+    for (const [effectId, owner] of [...this.#fromStore])
+      if (owner === sessionId) this.#fromStore.delete(effectId);
   }
 
   /** Aborts every handler and retry timer: the rolebox stops. */
@@ -252,6 +263,9 @@ export class SessionEffectRunner<H> {
     crashPoint('effect-saved');
     const handler = this.#deps.handlerFor(entry.effect.type);
     if (!handler) return;
+    // A result stored by a process that died before saving it applied: applied now, and
+    // the handler is not called again.
+    if (await this.#appliedStored(effectId, work)) return;
     const attempt = entry.attempts + 1;
     const announce = this.#announcer(effectId, work, attempt);
     let events: RuntimeEvent[];
@@ -302,31 +316,49 @@ export class SessionEffectRunner<H> {
       return;
     }
     // Saved before it is applied: a crash in between applies it on restart, and the
-    // handler is not called again. The save stores it in the effect's entry (as a step
-    // recording it would), and the session then records and applies it in one step.
-    const counted = announce.done() ? undefined : attempt;
-    const { unsaved } = this.#deps;
-    if (unsaved) {
-      unsaved.keep(work.sessionId, effectId, {
-        events,
-        ...(counted === undefined ? {} : { attempt: counted }),
-      });
-      try {
-        await this.#deps.saved();
-      } finally {
-        unsaved.drop(work.sessionId, effectId);
-      }
-    }
+    // handler is not called again. Then the session records and applies it in one step.
+    const result = { events, ...(announce.done() ? {} : { attempt }) };
+    await this.#deps.results?.save(work.sessionId, effectId, result);
     crashPoint('effect-result-saved');
     if (!this.#current(effectId, work)) return;
+    this.#applyResult(effectId, work, result);
+  }
+
+  /** Records and applies `result` as `effectId`'s, in one step. */
+  #applyResult(effectId: string, work: Work, result: StoredEffectResult): void {
     this.#deps.send(work.sessionId, {
       type: 'session.effect_result',
       effectId,
-      events,
-      ...(counted === undefined ? {} : { attempt: counted }),
+      events: result.events,
+      ...(result.attempt === undefined ? {} : { attempt: result.attempt }),
       apply: true,
       at: this.#now(),
     });
+  }
+
+  /**
+   * Applies the result of `effectId` stored apart from the session, if a process that died
+   * stored one; true when it did (or the effect is gone meanwhile). A corrupt one is reported
+   * and counts as a failed attempt: nothing of it is applied.
+   */
+  async #appliedStored(effectId: string, work: Work): Promise<boolean> {
+    const { results } = this.#deps;
+    // Only an effect pending when its session was activated here can have one.
+    if (!results || !this.#fromStore.delete(effectId)) return false;
+    let stored: StoredEffectResult | undefined;
+    try {
+      stored = await results.stored(work.sessionId, effectId);
+    } catch (error) {
+      const entry = this.#current(effectId, work);
+      if (!entry) return true;
+      this.#deps.report(error instanceof Error ? error : new Error(String(error)), work.sessionId);
+      this.#failed(effectId, work, entry.attempts + 1, error);
+      return true;
+    }
+    if (!stored) return false;
+    if (!this.#current(effectId, work)) return true;
+    this.#applyResult(effectId, work, stored);
+    return true;
   }
 
   /**
