@@ -191,14 +191,17 @@ export const outboxActions = {
       const entry = entryOf(context, effectId);
       if (!entry || entry.status === 'failed' || entry.result) return;
       const starts = attempt !== undefined && startsAttempt(entry, attempt);
+      if (starts) enqueue(emitToHost(startedEvent(context.sessionId, entry, attempt)));
+      // Applied in this step, the entry is settled in it too: nothing to record in it.
+      if (apply) {
+        enqueue({ type: 'applyInOneStep', params: { effectId, events, by: 'handler', at } });
+        return;
+      }
       enqueue.assign({
         pendingEffects: withEntry(context, effectId, (current) =>
           withRecordedResult(current, events, attempt),
         ),
       });
-      if (starts) enqueue(emitToHost(startedEvent(context.sessionId, entry, attempt)));
-      if (apply)
-        enqueue({ type: 'applyInOneStep', params: { effectId, events, by: 'handler', at } });
     },
   ),
   applyEffectResult: sessionAction(
