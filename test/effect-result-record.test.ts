@@ -18,12 +18,12 @@ import {
 } from '../src/persistence/effect-result-record.js';
 import { sealRecord } from '../src/persistence/record-checksum.js';
 import { SimulatedClock, settle } from '../src/testing/index.js';
+import { UNTIL_POET_APPROVAL } from './support/poem-flow.js';
 
 const ID = effectResultRecordId('S');
-const decision: RuntimeEvent = {
-  type: 'main_agent_decision_created',
-  decision: { id: 'd1', kind: 'run_worker', workerId: 'poet', requiresApproval: true },
-};
+/** The session asked for a poem (its main agent's effect emitted), and the decision it makes. */
+const INTAKE = UNTIL_POET_APPROVAL.slice(0, 2);
+const decision = UNTIL_POET_APPROVAL[2] as RuntimeEvent;
 
 /** A rolebox on `store` with `effects`, its host events, and session S opened. */
 async function boot(store: MemorySnapshotStore, effects: EffectHandlers = {}) {
@@ -39,12 +39,7 @@ async function boot(store: MemorySnapshotStore, effects: EffectHandlers = {}) {
 /** Session S left with its main agent's effect pending (no handler ran it), stored. */
 async function pendingMainAgent(store: MemorySnapshotStore): Promise<string> {
   const { rb, session } = await boot(store);
-  session.send({
-    type: 'session_started',
-    availableSkills: [{ name: 'write' }],
-    initialSkill: 'write',
-  });
-  session.send({ type: 'user_submitted_input', text: 'a poem' });
+  for (const event of INTAKE) session.send(event);
   const [pending] = session.view().pendingEffects;
   expect(pending?.effect.type).toBe('invoke_main_agent');
   await rb.stop();
@@ -83,12 +78,7 @@ describe('the effect-result record', () => {
   it('is written for a result when nothing else of the session waits, and deleted with the session', async () => {
     const store = new MemorySnapshotStore();
     const { rb, session } = await boot(store, { invoke_main_agent: () => [decision] });
-    session.send({
-      type: 'session_started',
-      availableSkills: [{ name: 'write' }],
-      initialSkill: 'write',
-    });
-    session.send({ type: 'user_submitted_input', text: 'a poem' });
+    for (const event of INTAKE) session.send(event);
     await settle(10);
     expect(session.view().waitingReason).toMatchObject({ kind: 'approve_step' });
     expect(store.records.get(ID)).toContain('"main_agent_decision_created"');

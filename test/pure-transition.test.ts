@@ -3,6 +3,7 @@ import { type AnyStateMachine, transition } from 'xstate';
 import { createRolebox } from '../src/index.js';
 import { pureTransition } from '../src/runtime/pure-transition.js';
 import { SimulatedClock } from '../src/testing/index.js';
+import { UNTIL_POET_APPROVAL } from './support/poem-flow.js';
 
 // The effect runner checks a handler's result event by event on pure transitions of the
 // session (src/session/runtime-event-problem.ts). Ours must answer what XState's own
@@ -14,12 +15,7 @@ async function liveSession() {
   const rb = createRolebox({ clock });
   await rb.start();
   const session = await rb.openSession({ id: 'S' });
-  session.send({
-    type: 'session_started',
-    availableSkills: [{ name: 'write' }],
-    initialSkill: 'write',
-  });
-  session.send({ type: 'user_submitted_input', text: 'a poem' });
+  for (const event of UNTIL_POET_APPROVAL.slice(0, 2)) session.send(event);
   const actor = (
     rb.system as unknown as { system: { get(id: string): { getSnapshot(): never } } }
   ).system.get('session:S');
