@@ -326,7 +326,10 @@ export class Rolebox {
    * Saves a handler's result before it is applied. With nothing else of the session waiting
    * to be saved, as a small record of its own (what a host doing it by hand would write);
    * else in the effect's entry of the session's record, saved with the rest of it (an
-   * artifact the handler wrote is in the same transaction as the result naming it).
+   * artifact the handler wrote is in the same transaction as the result naming it). The
+   * record is written without a lease: a process that lost the session could only write a
+   * result under one of its effect ids (its handler's idempotency key), and the owner reads
+   * it only for an effect still pending when it activated the session.
    */
   async #saveResult(sessionId: string, effectId: string, result: StoredEffectResult) {
     const persister = this.#persister;

@@ -84,9 +84,10 @@ interface Work {
 /**
  * Runs a session's pending effects with the host's handlers (DESIGN §10), beside the
  * loop effect runner: the only code that calls a handler. An effect runs only once the
- * snapshot that recorded it is saved; its result is saved before it is applied (the save
- * stores it in the effect's entry), then recorded and applied in one step by the machine; a thrown error is retried with backoff on the clock, the
- * next attempt kept in the outbox (`nextAttemptAt`) so a wake-up finds it after a restart.
+ * snapshot that recorded it is saved; its result is saved before it is applied (on its own,
+ * or in the effect's entry of the session's save), then recorded and applied in one step by
+ * the machine; a thrown error is retried with backoff on the clock, the next attempt kept in
+ * the outbox (`nextAttemptAt`) so a wake-up finds it after a restart.
  * Effects with no handler are the host's: delivered as `effect` host events, and again
  * (`redelivered: true`) after every activation while they are pending. Everything it does
  * is asked again by {@link reconcile} (after each step, on activation), so asking twice
@@ -339,7 +340,8 @@ export class SessionEffectRunner<H> {
   /**
    * Applies the result of `effectId` stored apart from the session, if a process that died
    * stored one; true when it did (or the effect is gone meanwhile). A corrupt one is reported
-   * and counts as a failed attempt: nothing of it is applied.
+   * and nothing of it is applied: the effect waits out a retry's backoff (no handler attempt
+   * is counted), and then its handler is called.
    */
   async #appliedStored(effectId: string, work: Work): Promise<boolean> {
     const { results } = this.#deps;
