@@ -41,47 +41,44 @@ interface ApprovalToolSpec {
   run(session: SessionHandle, args: Record<string, unknown>): ToolReply;
 }
 
+/**
+ * The tool of a host command on one request (a command-table row taking a request id and
+ * its options): its input is the request id, the token and the row's option fields, and it
+ * answers the command's receipt text.
+ */
+function requestTool(
+  description: string,
+  options: z.ZodType | undefined,
+  command: (session: SessionHandle, requestId: string, options: never) => { readonly text: string },
+): ApprovalToolSpec {
+  const fields = (options instanceof z.ZodOptional ? options.unwrap() : options) as z.ZodObject;
+  return {
+    description,
+    input: z.strictObject({ request_id: requestId, token, ...fields.shape }),
+    run: (session, { request_id: id, token: _, ...rest }) => ({
+      text: command(session, id as string, rest as never).text,
+      refused: false,
+    }),
+  };
+}
+
 /** The approval tools, by name. */
 export const APPROVAL_TOOLS: Readonly<Record<ApprovalToolName, ApprovalToolSpec>> = {
-  approve_request: {
-    description:
-      "The host approves an approval request (session.approve): the function's gate opens, a tool call it guards may run. With seenVersion (the function's version the reviewer saw), refused when the function changed since.",
-    input: z.strictObject({
-      request_id: requestId,
-      token,
-      ...(approveOptions as z.ZodOptional<z.ZodObject>).unwrap().shape,
-    }),
-    run: (session, { request_id: id, token: _, ...options }) => ({
-      text: session.approve(id as string, options).text,
-      refused: false,
-    }),
-  },
-  reject_request: {
-    description:
-      'The host rejects an approval request (session.reject, a revise_needed with the reason): the gate stays closed, a tool call it guards never runs.',
-    input: z.strictObject({
-      request_id: requestId,
-      token,
-      ...(rejectOptions as z.ZodObject).shape,
-    }),
-    run: (session, { request_id: id, token: _, ...options }) => ({
-      text: session.reject(id as string, options as { reason: string }).text,
-      refused: false,
-    }),
-  },
-  extend_request: {
-    description:
-      "The host moves an open approval request's deadline to now + timeoutMs (session.extendRequest): it expires then, as its function's on_timeout says, unless answered first.",
-    input: z.strictObject({
-      request_id: requestId,
-      token,
-      ...(extendOptions as z.ZodObject).shape,
-    }),
-    run: (session, { request_id: id, token: _, ...options }) => ({
-      text: session.extendRequest(id as string, options as { timeoutMs: number }).text,
-      refused: false,
-    }),
-  },
+  approve_request: requestTool(
+    "The host approves an approval request (session.approve): the function's gate opens, a tool call it guards may run. With seenVersion (the function's version the reviewer saw), refused when the function changed since.",
+    approveOptions,
+    (session, id, options) => session.approve(id, options),
+  ),
+  reject_request: requestTool(
+    'The host rejects an approval request (session.reject, a revise_needed with the reason): the gate stays closed, a tool call it guards never runs.',
+    rejectOptions,
+    (session, id, options) => session.reject(id, options),
+  ),
+  extend_request: requestTool(
+    "The host moves an open approval request's deadline to now + timeoutMs (session.extendRequest): it expires then, as its function's on_timeout says, unless answered first.",
+    extendOptions,
+    (session, id, options) => session.extendRequest(id, options),
+  ),
 };
 
 /**
