@@ -168,8 +168,10 @@ export const outboxActions = {
    * A handler's events, recorded (and so saved) before they are applied. With `attempt`, the
    * runner did not announce the attempt (its handler returned within a turn): it is counted
    * here, `effect_started` emitted just before, in the same step (one step fewer per effect).
-   * With `apply`, the result was saved already (the save patched it into this entry, see
-   * `withRecordedResult`), so it is applied in this same step too.
+   * With `apply`, the result was saved already (on its own, or patched into this entry by the
+   * save, see `withRecordedResult`), so it is applied in this same step too: what the runner
+   * sends. Without it, the result is only recorded, as journals recorded before results were
+   * applied in their step have it (they replay), and `session.effect_apply` applies it later.
    */
   recordEffectResult: sessionAction(
     (

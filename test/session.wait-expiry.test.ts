@@ -24,7 +24,7 @@ import type { SessionHandle } from '../src/rolebox/session-handle.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
 import { earlyClock } from './support/early-clock.js';
-import { errorOf } from './support/errors.js';
+import { errorOf, refusedOnActivation } from './support/errors.js';
 import { follow, ROUTES, sessionHarness } from './support/sessions.js';
 
 const LIMIT = 60_000;
@@ -296,9 +296,7 @@ describe('a stored record checked whole', () => {
     record.snapshot.context.waitExpiresAt = 5_000;
     store.records.set('S', JSON.stringify(record));
     const second = await bootOn(store, clock);
-    const error = errorOf(() => second.rb.session('S').view());
-    expect(error.code).toBe('invalid_snapshot');
-    expect(error.message).toContain('waitExpiresAt 5000 is set while the session does not wait');
+    refusedOnActivation(second.rb, 'waitExpiresAt 5000 is set while the session does not wait');
     expect(second.events.some((event) => event.type === 'session_activated')).toBe(false);
     await second.rb.stop();
   });

@@ -1,3 +1,4 @@
+import { expect } from 'vitest';
 import { isRoleboxError, type RoleboxError } from '../../src/index.js';
 
 /** Runs `fn` and returns the RoleboxError it throws; fails the test if it throws nothing or something else. */
@@ -22,4 +23,19 @@ export async function rejectionOf(
     throw error;
   }
   throw new Error('expected a RoleboxError, but the promise resolved');
+}
+
+/**
+ * Asserts that activating stored session `id` of `rb` (by reading its view) is refused as
+ * `invalid_snapshot` with a message naming `what`; returns the refusal.
+ */
+export function refusedOnActivation(
+  rb: { session(id: string): { view(): unknown } },
+  what: string,
+  id = 'S',
+): RoleboxError {
+  const error = errorOf(() => rb.session(id).view());
+  expect(error.code).toBe('invalid_snapshot');
+  expect(error.message).toContain(what);
+  return error;
 }
