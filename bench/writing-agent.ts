@@ -1,19 +1,24 @@
 // The writing-agent flow (examples/writing-agent.ts: intake, decision, approval, worker,
-// review, revision, decision, worker, acceptance, finish) run four ways, each on its own
+// review, revision, decision, worker, acceptance, finish) run five ways, each on its own
 // SQLite store, the same number of sessions, flushed at the end:
 //  - handlers: createRolebox({ effects: agentEffects(…) }) on instant mock models; the
 //    runtime runs every effect (outbox, recorded results) and the host only plays the user;
 //  - by hand, same agents, saved: no handlers; the host calls the same agentEffects handlers
 //    itself for each effect a send answers and sends their events (the same model calls),
-//    and makes the durable writes the runtime makes per effect: the session saved before
-//    the handler runs (rb.flush(), so the effect is stored), and the handler's result
-//    written to the store before its events are sent (as a hand-written outbox would);
-//  - by hand, same agents: as the last, with no saves but the debounced ones (it keeps
-//    none of the guarantees: a crash loses the effect or calls the model again);
+//    and makes the durable writes that give what the runtime guarantees after a crash: the
+//    session saved before the handler runs (rb.flush(), so the effect is stored); after it,
+//    what the handler wrote into the session (a worker's draft) saved (rb.flush() again,
+//    a no-op when it wrote nothing), then its result written to the store before its
+//    events are sent (as a hand-written outbox would). The runtime writes the draft and the
+//    result in one transaction; the host cannot put its row in rolebox's save;
+//  - by hand, result rows only: as the last without the save after the handler (the
+//    earlier baseline): a crash between the row and the next save keeps a result naming a
+//    draft the store does not have, which the session then refuses;
+//  - by hand, same agents: no saves but the debounced ones (it keeps none of the
+//    guarantees: a crash loses the effect or calls the model again);
 //  - by hand, events only: the host sends the same events with no model at all.
 // Goal (issue 24): handlers ≤ 1.2× the host doing it by hand. The goal's figure is against
-// the by-hand host with the same model calls and the same saves (same work, same
-// guarantees); the unsaved and events-only ratios are beside it.
+// the by-hand host with the same model calls and the same guarantees; the others are beside.
 // Each round runs the variants back to back; the ratios are the medians of the per-round
 // ratios (with their min and max), so that drift between rounds cancels out.
 // Run: npm run bench:writing-agent
@@ -45,7 +50,12 @@ const STARTED: RuntimeEvent = {
   intakePrompt: 'What shall I write?',
 };
 
-type Variant = 'handlers' | 'byHandAgents' | 'byHandAgentsSaved' | 'byHandEvents';
+type Variant =
+  | 'handlers'
+  | 'byHandAgents'
+  | 'byHandAgentsSaved'
+  | 'byHandAgentsRowsOnly'
+  | 'byHandEvents';
 
 /** The user's move at a pause (the same script as the example's). */
 function userMove(session: SessionHandle, view: SessionView): RuntimeEvent | undefined {
@@ -128,11 +138,11 @@ function handEvents(session: SessionHandle, effect: SessionEffectBody, n: number
   return [];
 }
 
-/** What the saved by-hand host writes around each handler: the runtime's two saves per effect. */
+/** What a saved by-hand host writes around each handler. */
 interface HandSaves {
   /** Before the handler: the session, with the effect it answered, is stored. */
   before(): Promise<void>;
-  /** After the handler: its result is stored before its events are sent. */
+  /** After the handler: its result (and, with the same guarantees, what it wrote) is stored before its events are sent. */
   result(key: string, events: readonly RuntimeEvent[]): Promise<void>;
 }
 
@@ -212,6 +222,7 @@ const writes: Record<Variant, number> = {
   handlers: 0,
   byHandAgents: 0,
   byHandAgentsSaved: 0,
+  byHandAgentsRowsOnly: 0,
   byHandEvents: 0,
 };
 
@@ -238,6 +249,7 @@ const cpuUs: Record<Variant, number[]> = {
   handlers: [],
   byHandAgents: [],
   byHandAgentsSaved: [],
+  byHandAgentsRowsOnly: [],
   byHandEvents: [],
 };
 
@@ -248,15 +260,22 @@ async function sample(variant: Variant): Promise<number> {
   const rb = createRolebox(variant === 'handlers' ? { store, effects: agents() } : { store });
   await rb.start();
   const handlers = variant.startsWith('byHandAgents') ? agents() : undefined;
+  const resultRow = async (key: string, events: readonly RuntimeEvent[]) => {
+    await store.save([{ id: `result:${key}`, data: JSON.stringify(events) }]);
+  };
   const saves: HandSaves | undefined =
     variant === 'byHandAgentsSaved'
       ? {
           before: () => rb.flush(),
+          // The draft a worker wrote is stored before the result that names it.
           result: async (key, events) => {
-            await store.save([{ id: `result:${key}`, data: JSON.stringify(events) }]);
+            await rb.flush();
+            await resultRow(key, events);
           },
         }
-      : undefined;
+      : variant === 'byHandAgentsRowsOnly'
+        ? { before: () => rb.flush(), result: resultRow }
+        : undefined;
   const cpuBefore = process.cpuUsage();
   const ns = await timeNs(async () => {
     for (let index = 0; index < FLOWS; index++) {
@@ -274,13 +293,20 @@ async function sample(variant: Variant): Promise<number> {
   return ns / FLOWS;
 }
 
-const variants: Variant[] = ['handlers', 'byHandAgents', 'byHandAgentsSaved', 'byHandEvents'];
+const variants: Variant[] = [
+  'handlers',
+  'byHandAgents',
+  'byHandAgentsSaved',
+  'byHandAgentsRowsOnly',
+  'byHandEvents',
+];
 for (const variant of variants) await sample(variant); // warm-up: JIT, `ai` loaded
 for (const variant of variants) cpuUs[variant].length = 0;
 const samples: Record<Variant, number[]> = {
   handlers: [],
   byHandAgents: [],
   byHandAgentsSaved: [],
+  byHandAgentsRowsOnly: [],
   byHandEvents: [],
 };
 for (let round = 0; round < SAMPLES; round++)
@@ -301,7 +327,7 @@ const us = (variant: Variant) => rounded(median(samples[variant]) / 1000, 1);
 
 await writeResult('writing-agent', {
   description:
-    'issue 24: the writing-agent flow with agentEffects handlers run by the runtime (instant mock models, SQLite store) vs the host carrying out the same effects by hand on the same store, with the same model calls and the same store writes per effect (ratio); unsaved and events-only beside',
+    "issue 24: the writing-agent flow with agentEffects handlers run by the runtime (instant mock models, SQLite store) vs the host carrying out the same effects by hand on the same store with the same model calls and the same guarantees after a crash (ratio: the session saved before each handler; the handler's draft saved, then its result row written, before its events are sent); beside: a host that writes result rows without saving the draft first, one that saves nothing, one that sends the events with no model",
   flowsPerSample: FLOWS,
   samples: SAMPLES,
   usPerFlow: Object.fromEntries(variants.map((variant) => [variant, us(variant)])),
@@ -315,6 +341,8 @@ await writeResult('writing-agent', {
     rounded(Math.min(...cpuRatios('byHandAgentsSaved'))),
     rounded(Math.max(...cpuRatios('byHandAgentsSaved'))),
   ],
+  ratioToResultRowsOnly: rounded(pairedRatio('byHandAgentsRowsOnly')),
+  ratioToResultRowsOnlyRoundsMinMax: spread('byHandAgentsRowsOnly'),
   ratioToUnsavedByHand: rounded(pairedRatio('byHandAgents')),
   ratioToUnsavedByHandRoundsMinMax: spread('byHandAgents'),
   ratioToEventsOnly: rounded(pairedRatio('byHandEvents')),
