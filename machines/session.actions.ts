@@ -46,7 +46,7 @@ import { type LoopMachine, loopStateOf } from './loop.machine.js';
 // The named actions of the session machine (machines/session.machine.ts), which names them
 // in its transitions and passes each its `params` there, typed by the transition's event.
 
-/** The child id of a session's artifact store. */
+/** The child id of a session's artifact store (spawned with its first artifact). */
 export const ARTIFACTS_CHILD_ID = 'artifacts';
 
 /** Events a session sends up to the system actor, which emits them to the host. */
@@ -64,6 +64,14 @@ export function artifactsOf(session: Pick<AnyActorRef, 'getSnapshot'>): readonly
     childSnapshot<typeof artifactStoreLogic>(session, ARTIFACTS_CHILD_ID)?.context.artifacts ?? []
   );
 }
+
+/**
+ * Whether the session has its artifact store: it is spawned with the first artifact, so a
+ * session without one holds no artifact and a status change has nothing to change (the
+ * store ignores an id it does not hold).
+ */
+const hasArtifactStore = (session: Pick<AnyActorRef, 'getSnapshot'>): boolean =>
+  childSnapshot(session, ARTIFACTS_CHILD_ID) !== undefined;
 
 /** The session's children by the string keys they are spawned with (DESIGN §3.1). */
 type SessionActor =
@@ -318,11 +326,17 @@ const runtimeActions = {
   }),
   /** worker_completed: the worker is done; its artifact enters review per the acceptance mode. */
   completeWorker: sessionAction(
-    ({ context, enqueue }, event: Extract<TimedRuntimeEvent, { type: 'worker_completed' }>) => {
+    (
+      { context, self, enqueue },
+      event: Extract<TimedRuntimeEvent, { type: 'worker_completed' }>,
+    ) => {
       const { sessionId } = context;
       const { artifactId, questions, assessment, at } = event;
-      const setStatus = (status: ArtifactStatus) =>
-        enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id: artifactId, status, at });
+      const store = hasArtifactStore(self);
+      const setStatus = (status: ArtifactStatus) => {
+        if (store)
+          enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id: artifactId, status, at });
+      };
       enqueue.assign({ currentWorkerId: null });
       setStatus('under_review');
       if (context.acceptanceMode === 'user_confirmed') {
@@ -346,11 +360,12 @@ const runtimeActions = {
   /** The reviewed artifact (`programmaticReview`, `userReview`) gets a status. */
   setReviewedArtifactStatus: sessionAction(
     (
-      { enqueue },
+      { self, enqueue },
       { id, status, at }: { id: string | null; status: ArtifactStatus; at: number },
     ) => {
       if (id === null) return;
-      enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
+      if (hasArtifactStore(self))
+        enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
       enqueue.assign({ reviewArtifactId: null });
     },
   ),
@@ -520,6 +535,13 @@ function lifecycleActions(env: MachineEnv) {
       const { sessionId } = context;
       const store = childSnapshot<typeof artifactStoreLogic>(self, ARTIFACTS_CHILD_ID);
       const artifactId = nextArtifactId(store?.context ?? EMPTY_ARTIFACT_STORE, write.name);
+      // The store is spawned with the first artifact: most sessions (approval workflows)
+      // write none, and an actor fewer is ~2 KB of heap and its cost at open and activation.
+      if (!store)
+        enqueue.spawnChild('artifacts', {
+          id: ARTIFACTS_CHILD_ID,
+          systemId: `artifacts:${sessionId}`,
+        });
       enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'write', ...write });
       enqueue(emitToHost({ type: 'artifact_written', sessionId, artifactId, name: write.name }));
       const facts = factsNow(context, self, write.name);
@@ -527,8 +549,12 @@ function lifecycleActions(env: MachineEnv) {
         enqueue.sendTo(functionChildId(name), { type: 'fn.facts', facts, at: write.at });
     }),
     setArtifactStatus: sessionAction(
-      ({ enqueue }, { id, status, at }: { id: string; status: ArtifactStatus; at: number }) => {
-        enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
+      (
+        { self, enqueue },
+        { id, status, at }: { id: string; status: ArtifactStatus; at: number },
+      ) => {
+        if (hasArtifactStore(self))
+          enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
       },
     ),
     /** Spawns the named functions that the catalog knows and that are not live yet. */

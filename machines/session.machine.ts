@@ -1,4 +1,4 @@
-import { enqueueActions, setup } from 'xstate';
+import { setup } from 'xstate';
 import { functionChildId } from '../src/base/actor-ids.js';
 import { expirySignal } from '../src/function/approval-expiry.js';
 import {
@@ -26,7 +26,6 @@ import { withFastContext } from './fast-context.js';
 import { createFunctionMachine, type FunctionMachine } from './function.machine.js';
 import { createLoopMachine, type LoopMachine } from './loop.machine.js';
 import {
-  ARTIFACTS_CHILD_ID,
   createSessionActions,
   effect,
   emitToHost,
@@ -44,10 +43,12 @@ import { outboxActions } from './session.outbox.js';
  * 3: the effect outbox (`effectCount`, `pendingEffects`). 4: `effectNonce`, so a session
  * id opened again numbers its effects apart from its earlier incarnations.
  * 5: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
+ * 6: the artifact store child is spawned with the session's first artifact, not at start
+ * (a session that writes none has no `artifacts` child).
  * (A host's `session.signal` may carry `byHost` and `to`: new optional event fields, the
  * context is unchanged. So for the `session.extend_request` command.)
  */
-export const SESSION_MACHINE_VERSION = 5;
+export const SESSION_MACHINE_VERSION = 6;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 
@@ -283,12 +284,6 @@ export function createSessionMachine(env: SessionMachineEnv) {
       effectNonce: input.nonce ?? null,
       effectCount: 0,
       pendingEffects: [],
-    }),
-    entry: enqueueActions(({ context, enqueue }) => {
-      enqueue.spawnChild('artifacts', {
-        id: ARTIFACTS_CHILD_ID,
-        systemId: `artifacts:${context.sessionId}`,
-      });
     }),
     on: {
       'session.activate': {

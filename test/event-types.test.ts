@@ -78,6 +78,9 @@ async function eventTypesOver(sessions: number) {
     const session = await rb.openSession({ id });
     session.activate('approval');
     session.activate('notes');
+    // The artifact store is spawned with the first artifact: written here, and reviewed.
+    const draft = session.artifacts.write({ name: 'summary', content: 'draft' });
+    session.artifacts.setStatus(draft.id, 'under_review');
     session.signal({ type: 'need_approval', payload: { reason: 'deploy' } });
     session.idle();
     session.signal({ type: 'answer', payload: { approved: true } });

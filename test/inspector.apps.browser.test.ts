@@ -81,7 +81,7 @@ describe('two apps on one inspector page', () => {
       const second = createRolebox({ inspect: { url: server.wsUrl } });
       apps.push(second);
       await second.start();
-      for (let index = 0; index < 150; index++) await second.openSession({ id: `s${index}` });
+      for (let index = 0; index < 250; index++) await second.openSession({ id: `s${index}` });
       const secondApp = String(Number(firstApp) + 1);
       await expect
         .poll(

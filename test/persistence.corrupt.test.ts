@@ -135,7 +135,25 @@ describe('a stored record is checked whole: the bad one is refused, every other 
       'the artifact store missing',
       'B',
       (store) => edit(store, 'B', (e) => delete e.snapshot.children.artifacts),
-      /its artifact store is missing/,
+      /its artifact store is missing, yet its function fn:approval knows artifact "notes"/,
+    ],
+    // The store is spawned with the first artifact: F never wrote one, so it has none, and
+    // nothing in it may name one.
+    [
+      'no artifact store, yet waiting for the review of an artifact',
+      'F',
+      (store) =>
+        edit(store, 'F', (e) => {
+          e.snapshot.value = { waiting_user: 'review_artifact' };
+          e.snapshot.context.waitingReason = { kind: 'review_artifact', artifactId: 'art-1' };
+        }),
+      /its artifact store is missing, yet it waits for a review of "art-1"/,
+    ],
+    [
+      'no artifact store, yet reviewing an artifact',
+      'F',
+      (store) => edit(store, 'F', (e) => (e.snapshot.context.reviewArtifactId = 'art-1')),
+      /its artifact store is missing, yet it reviews "art-1"/,
     ],
     [
       'an active loop with no loop actor',
@@ -509,7 +527,10 @@ function corruptSubtly(envelope: Json, change: Subtle): boolean {
     return true;
   }
   if (change.kind === 'drop-artifact') {
-    const list = envelope.snapshot.children.artifacts.snapshot.context.artifacts as Json[];
+    // A session's artifact store is spawned with its first artifact: not every record has one.
+    const store = envelope.snapshot.children.artifacts;
+    if (!store) return false;
+    const list = store.snapshot.context.artifacts as Json[];
     if (list.length === 0) return false;
     list.splice(change.slot % list.length, 1);
     return true;

@@ -67,6 +67,34 @@ describe('stores written by rolebox 0.1', () => {
   });
 });
 
+describe('session machine 5 → 6: the artifact store is spawned with the first artifact', () => {
+  const store = (artifacts: object[]) => ({
+    src: 'artifacts',
+    systemId: 'artifacts:S1',
+    snapshot: { status: 'active', context: { nextSeq: artifacts.length + 1, artifacts } },
+  });
+  const session = (children: Record<string, object>) => ({
+    status: 'active',
+    value: 'idle',
+    context: { sessionId: 'S1' },
+    children,
+  });
+  const migrate = MACHINE_MIGRATIONS.session[5] as (s: object) => Record<string, unknown>;
+
+  it('drops an empty store, keeps one that holds artifacts, and leaves the rest alone', () => {
+    const fn = { src: 'function', systemId: 'fn:S1:approval', snapshot: {} };
+    expect(migrate(session({ artifacts: store([]), 'fn:approval': fn }))).toEqual(
+      session({ 'fn:approval': fn }),
+    );
+    const kept = session({ artifacts: store([{ id: 'art-1', name: 'notes' }]), 'fn:approval': fn });
+    expect(migrate(structuredClone(kept))).toEqual(kept);
+    // A session already without a store, and the `$system` record, are returned as they were.
+    expect(migrate(session({}))).toEqual(session({}));
+    const system = { context: { loopRegistry: { loops: {} } } };
+    expect(migrate(system)).toEqual(system);
+  });
+});
+
 describe('session machine 1 → 2: child ids are local (`fn:<name>`, `loop`)', () => {
   it('the migration renames function and loop children and keeps their systemIds', () => {
     const child = (src: string, systemId: string, context: object = {}) => ({
@@ -138,11 +166,11 @@ describe('session machine 1 → 2: child ids are local (`fn:<name>`, `loop`)', (
       ).map(([id, child]) => [id, child.src, child.systemId]),
     ).toEqual(
       expect.arrayContaining([
-        ['artifacts', 'artifacts', 'artifacts:awaiting'],
         ['fn:approval', 'function', 'fn:awaiting:approval'],
         ['loop', 'loop', 'loop:loop_xb728i2zmord'],
       ]),
     );
-    expect(Object.keys(saved.snapshot.children)).toHaveLength(3);
+    // Its empty artifact store is gone (session machine 6 spawns one with the first artifact).
+    expect(Object.keys(saved.snapshot.children)).toHaveLength(2);
   });
 });

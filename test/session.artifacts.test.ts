@@ -3,10 +3,13 @@ import { ARTIFACT_NAME_RULE } from '../src/base/input-limits.js';
 import {
   ARTIFACT_STATUSES,
   type ArtifactStatus,
+  createRolebox,
   defineFunction,
+  MemorySnapshotStore,
   parseCondition,
 } from '../src/index.js';
 import { ARTIFACT_TRANSITIONS } from '../src/session/artifact-lifecycle.js';
+import { SimulatedClock } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { phaseOf, startWith } from './support/rolebox.js';
 import { sessionHarness } from './support/sessions.js';
@@ -156,6 +159,41 @@ describe('artifacts', () => {
       children: Record<string, { src: string }>;
     };
     expect(persisted.children.artifacts?.src).toBe('artifacts');
+  });
+
+  it('is spawned with the first artifact: a session that writes none has no store actor and its record no store child', async () => {
+    const store = new MemorySnapshotStore();
+    const boot = async () => {
+      const rb = createRolebox({ store, clock: new SimulatedClock(1_000) });
+      await rb.start();
+      return rb;
+    };
+    const children = () =>
+      Object.keys(
+        (JSON.parse(store.records.get('S') as string) as { snapshot: { children: object } })
+          .snapshot.children,
+      );
+    const first = await boot();
+    const session = await first.openSession({ id: 'S' });
+    expect(first.system.system.get('artifacts:S')).toBeUndefined();
+    expect(session.artifacts.list()).toEqual([]);
+    expect(session.view().artifacts).toEqual([]);
+    await first.stop();
+    expect(children()).toEqual([]);
+    // Restored without one, the session still gets one with its first write.
+    const second = await boot();
+    const again = second.session('S');
+    expect(second.system.system.get('artifacts:S')).toBeUndefined();
+    expect(again.artifacts.write({ name: 'report', content: 'x' }).id).toBe('art-1');
+    expect(second.system.system.get('artifacts:S')?.getSnapshot()).toMatchObject({
+      status: 'active',
+      context: { nextSeq: 2 },
+    });
+    await second.stop();
+    expect(children()).toEqual(['artifacts']);
+    const third = await boot();
+    expect(third.session('S').artifacts.require('art-1')).toMatchObject({ content: 'x' });
+    await third.stop();
   });
 
   it('names may be in any script: a Chinese name is written, captured and matched by artifact_exists', async () => {

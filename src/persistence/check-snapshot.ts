@@ -231,11 +231,15 @@ export function checkSessionSnapshot(
     children[childId] = child;
     if (child.systemId !== undefined) systemIds.push(child.systemId);
   }
-  if (!Object.hasOwn(session.children, ARTIFACTS_CHILD))
-    failCheck(sessionId, 'session', 'its artifact store is missing');
   for (const name of context.liveFunctions) {
     if (!Object.hasOwn(session.children, functionChildId(name)))
       failCheck(sessionId, 'session', `live function ${describeValue(name)} has no actor`);
+  }
+  if (!Object.hasOwn(session.children, ARTIFACTS_CHILD)) {
+    // The store is spawned with the first artifact: a session without one has written
+    // none, so nothing in it may name an artifact.
+    const named = artifactNamedWithoutStore(context, session.children);
+    if (named) failCheck(sessionId, 'session', `its artifact store is missing, yet ${named}`);
   }
   if (context.activeLoopId !== liveLoopId)
     failCheck(
@@ -247,6 +251,26 @@ export function checkSessionSnapshot(
     snapshot: { ...session, children } as CheckedSession['snapshot'],
     systemIds,
   };
+}
+
+/** What in a session with no artifact store names an artifact (it would need one), if anything. */
+function artifactNamedWithoutStore(
+  context: z.infer<typeof sessionContextSchema>,
+  children: PersistedMachine['children'],
+): string | undefined {
+  const waiting = context.waitingReason;
+  if (waiting !== null && 'artifactId' in waiting)
+    return `it waits for a review of ${describeValue(waiting.artifactId)}`;
+  if (context.reviewArtifactId !== null)
+    return `it reviews ${describeValue(context.reviewArtifactId)}`;
+  for (const [childId, child] of Object.entries(children)) {
+    if (child.src !== 'function') continue;
+    const known = (child.snapshot as { context: z.infer<typeof functionContextSchema> }).context
+      .facts.artifacts;
+    if (known.length > 0)
+      return `its function ${childId} knows artifact ${describeValue(known[0])}`;
+  }
+  return undefined;
 }
 
 /**

@@ -103,6 +103,23 @@ function sessionWithWaitDeadline(snapshot: Json): Json {
 }
 
 /**
+ * Session machine 5 → 6: the artifact store is spawned with the session's first artifact.
+ * A record written before has the store from the start: an empty one (no artifact ever
+ * written) is dropped, so the session is restored as version 6 would have it (an actor
+ * fewer) and a recorded run replays on today's machine; one holding artifacts is kept as
+ * it is. A record with no children (the `$system` record) is returned as is.
+ */
+function sessionWithLazyArtifactStore(snapshot: Json): Json {
+  const children = snapshot.children as Record<string, Json> | undefined;
+  const store = children?.artifacts?.snapshot as Json | undefined;
+  const context = store?.context as { artifacts?: unknown } | undefined;
+  if (!children || !Array.isArray(context?.artifacts) || context.artifacts.length > 0)
+    return snapshot;
+  const { artifacts: _empty, ...rest } = children;
+  return { ...snapshot, children: rest };
+}
+
+/**
  * Loop machine 2 → 3: a round's record may say how long its worker ran (`ranMs`) and
  * whether the round spanned a restart (`acrossRestart`). Both are optional and a round
  * recorded before says neither, so a version-2 record is already a valid version-3 one.
@@ -254,6 +271,7 @@ export const MACHINE_MIGRATIONS: {
     2: sessionWithEffectOutbox,
     3: sessionWithEffectNonce,
     4: sessionWithWaitDeadline,
+    5: sessionWithLazyArtifactStore,
   },
   function: {
     1: sessionWithFunctionRequests,

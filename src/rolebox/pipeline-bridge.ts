@@ -84,10 +84,19 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
     });
     const first = ref.getSnapshot();
     let last = phaseOf(first);
+    // A session's artifact store is spawned with its first artifact (an actor fewer for
+    // every session that writes none): watched from now if it exists, else from the step
+    // that spawns it, each artifact in it then new (from null), as an earlier watch saw it.
+    let artifacts = watchArtifactStatuses(host.access, sessionId, enqueue, 'known');
+    if (artifacts) track(sessionId, artifacts);
     track(
       sessionId,
       ref.subscribe({
         next: (snapshot) => {
+          if (!artifacts) {
+            artifacts = watchArtifactStatuses(host.access, sessionId, enqueue, 'new');
+            if (artifacts) track(sessionId, artifacts);
+          }
           const now = phaseOf(snapshot);
           if (now.phase === last.phase && now.waiting === last.waiting) return;
           enqueue(sessionId, {
@@ -102,8 +111,6 @@ export function connectPipeline(host: BridgeHost, pipeline: Pipeline): () => voi
         },
       }),
     );
-    const artifacts = watchArtifactStatuses(host.access, sessionId, enqueue);
-    if (artifacts) track(sessionId, artifacts);
     if (first.context.activeLoopId) watchLoop(sessionId, first.context.activeLoopId);
   };
 
@@ -220,19 +227,23 @@ function enqueueFact<T extends keyof RoleboxSourcePayloads>(
 
 /**
  * Enqueues an artifact status change for each artifact of the session's store whose status
- * changes from now on. Returns the subscription, or undefined when the session has no store.
+ * changes from now on; with `present: 'new'`, the artifacts already in it count as changed
+ * now (from null). Returns the subscription, or undefined when the session has no store.
  */
 function watchArtifactStatuses(
   access: BridgeHost['access'],
   sessionId: string,
   enqueue: Enqueue,
+  present: 'known' | 'new',
 ): { unsubscribe(): void } | undefined {
   const store = access.artifactsActor(sessionId);
   if (!store) return undefined;
   const statuses = new Map<string, string>(
-    store.getSnapshot().context.artifacts.map((artifact) => [artifact.id, artifact.status]),
+    present === 'known'
+      ? store.getSnapshot().context.artifacts.map((artifact) => [artifact.id, artifact.status])
+      : [],
   );
-  return store.subscribe((snapshot) => {
+  const changed = (snapshot: ReturnType<typeof store.getSnapshot>) => {
     for (const artifact of snapshot.context.artifacts) {
       const from = statuses.get(artifact.id) ?? null;
       if (from === artifact.status) continue;
@@ -248,5 +259,7 @@ function watchArtifactStatuses(
         },
       });
     }
-  });
+  };
+  if (present === 'new') changed(store.getSnapshot());
+  return store.subscribe(changed);
 }
