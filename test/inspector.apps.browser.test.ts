@@ -1,12 +1,13 @@
 // Two apps streaming to one inspector page (issue 27 item 10): the second one's burst of
 // events does not push the first one's history out of the event log, every row says whose
 // it is, and an app that ran and stopped shows its session instead of folding it away.
+// And, in one live app, finished actors fold into "n finished" beside a live one.
 import { mkdir } from 'node:fs/promises';
 import { join } from 'node:path';
 import type { Browser, Page } from 'playwright-core';
 import { afterAll, afterEach, beforeAll, describe, expect, it, vi } from 'vitest';
 import { type InspectorServer, startInspectorServer } from '../inspector/server.js';
-import { createRolebox, type Rolebox } from '../src/index.js';
+import { createRolebox, defineFunction, type Rolebox } from '../src/index.js';
 import { launchChromium } from './support/chromium.js';
 import { PROCESS_TEST_TIMEOUT_MS } from './support/processes.js';
 
@@ -46,6 +47,37 @@ describe('two apps on one inspector page', () => {
 
   afterAll(async () => {
     await browser?.close();
+  });
+
+  it('folds a finished actor into "1 finished" beside a live one, and shows it when opened', async () => {
+    server = await startInspectorServer({ port: 0, log: () => {} });
+    const app = createRolebox({
+      inspect: { url: server.wsUrl },
+      functions: [defineFunction({ name: 'once', continue_until: 'signal_observed(progress)' })],
+    });
+    apps.push(app);
+    await app.start();
+    const session = await app.openSession({ id: 'folding' });
+    // A live child (the artifact store, spawned with the first artifact) and a finished one.
+    session.artifacts.write({ name: 'notes', content: 'x' });
+    session.activate('once');
+    session.signal({ type: 'progress' });
+    session.idle();
+    expect(session.view().functions).toEqual([
+      expect.objectContaining({ name: 'once', status: 'completed' }),
+    ]);
+    page = await browser.newPage({ viewport: { width: 1280, height: 720 } });
+    const errors: string[] = [];
+    page.on('pageerror', (error) => errors.push(error.message));
+    await page.goto(server.url);
+    const group = page.locator('#tree .finished-group');
+    await expect.poll(() => group.locator('summary').textContent()).toBe('1 finished');
+    const folded = group.locator('[data-actor="fn:folding:once"]');
+    expect(await folded.isVisible()).toBe(false);
+    expect(await page.locator('#tree [data-actor="artifacts:folding"]').isVisible()).toBe(true);
+    await group.locator('summary').click();
+    await expect.poll(() => folded.isVisible()).toBe(true);
+    expect(errors).toEqual([]);
   });
 
   for (const [width, height] of [
