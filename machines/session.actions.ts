@@ -65,14 +65,6 @@ export function artifactsOf(session: Pick<AnyActorRef, 'getSnapshot'>): readonly
   );
 }
 
-/**
- * Whether the session has its artifact store: it is spawned with the first artifact, so a
- * session without one holds no artifact and a status change has nothing to change (the
- * store ignores an id it does not hold).
- */
-const hasArtifactStore = (session: Pick<AnyActorRef, 'getSnapshot'>): boolean =>
-  childSnapshot(session, ARTIFACTS_CHILD_ID) !== undefined;
-
 /** The session's children by the string keys they are spawned with (DESIGN §3.1). */
 type SessionActor =
   | { src: 'function'; logic: FunctionMachine; id: string | undefined }
@@ -88,7 +80,8 @@ type EnqueuedAction =
       type: 'applyInOneStep';
       params: { effectId: string; events: readonly RuntimeEvent[]; by: string; at: number };
     }
-  | { type: 'settleIdle'; params: IdleCycle };
+  | { type: 'settleIdle'; params: IdleCycle }
+  | { type: 'setArtifactStatus'; params: { id: string; status: ArtifactStatus; at: number } };
 
 /** What an action's `params` may be. */
 type Params = ParameterizedObject['params'] | undefined;
@@ -326,17 +319,11 @@ const runtimeActions = {
   }),
   /** worker_completed: the worker is done; its artifact enters review per the acceptance mode. */
   completeWorker: sessionAction(
-    (
-      { context, self, enqueue },
-      event: Extract<TimedRuntimeEvent, { type: 'worker_completed' }>,
-    ) => {
+    ({ context, enqueue }, event: Extract<TimedRuntimeEvent, { type: 'worker_completed' }>) => {
       const { sessionId } = context;
       const { artifactId, questions, assessment, at } = event;
-      const store = hasArtifactStore(self);
-      const setStatus = (status: ArtifactStatus) => {
-        if (store)
-          enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id: artifactId, status, at });
-      };
+      const setStatus = (status: ArtifactStatus) =>
+        enqueue({ type: 'setArtifactStatus', params: { id: artifactId, status, at } });
       enqueue.assign({ currentWorkerId: null });
       setStatus('under_review');
       if (context.acceptanceMode === 'user_confirmed') {
@@ -360,12 +347,11 @@ const runtimeActions = {
   /** The reviewed artifact (`programmaticReview`, `userReview`) gets a status. */
   setReviewedArtifactStatus: sessionAction(
     (
-      { self, enqueue },
+      { enqueue },
       { id, status, at }: { id: string | null; status: ArtifactStatus; at: number },
     ) => {
       if (id === null) return;
-      if (hasArtifactStore(self))
-        enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
+      enqueue({ type: 'setArtifactStatus', params: { id, status, at } });
       enqueue.assign({ reviewArtifactId: null });
     },
   ),
@@ -548,12 +534,17 @@ function lifecycleActions(env: MachineEnv) {
       for (const name of context.liveFunctions)
         enqueue.sendTo(functionChildId(name), { type: 'fn.facts', facts, at: write.at });
     }),
+    /**
+     * Sends a status change to the artifact store. A session without one (it is spawned
+     * with the first artifact) holds no artifact: there is nothing to change, as the store
+     * ignores an id it does not hold.
+     */
     setArtifactStatus: sessionAction(
       (
         { self, enqueue },
         { id, status, at }: { id: string; status: ArtifactStatus; at: number },
       ) => {
-        if (hasArtifactStore(self))
+        if (childSnapshot(self, ARTIFACTS_CHILD_ID) !== undefined)
           enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'setStatus', id, status, at });
       },
     ),
