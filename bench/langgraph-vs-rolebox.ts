@@ -50,20 +50,28 @@ import {
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { median, timeNs, writeResult } from './measure.js';
+import { bareMachineApprovals } from './support/bare-machines.js';
 
 /**
  * The contenders. `rolebox-live` is rolebox without a store (every session stays a live
  * actor): not a pair for the goals, since it persists nothing, but it shows what the store
- * and passivation cost or save.
+ * and passivation cost or save. `machines` is rolebox's machines driven bare with the same
+ * events, sessions kept as JSON in a Map (bench/support/bare-machines.ts): the floor the
+ * actor tree sets, in the same run — what rolebox would reach with a runtime costing nothing.
  */
-const SYSTEMS = ['langgraph', 'rolebox', 'rolebox-live'] as const;
+const SYSTEMS = ['langgraph', 'rolebox', 'rolebox-live', 'machines'] as const;
 type System = (typeof SYSTEMS)[number];
 /** Where a system keeps its workflows: nowhere but its live objects, in memory, or in SQLite. */
 type Medium = 'none' | 'memory' | 'sqlite';
 
 /** Each scenario, the systems it runs and the medium each keeps its workflows in. */
 const PLAN = {
-  'approval-memory': { langgraph: 'memory', rolebox: 'memory', 'rolebox-live': 'none' },
+  'approval-memory': {
+    langgraph: 'memory',
+    rolebox: 'memory',
+    'rolebox-live': 'none',
+    machines: 'memory',
+  },
   'approval-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
   'fresh-memory': { langgraph: 'memory', rolebox: 'memory' },
   'fresh-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
@@ -237,6 +245,8 @@ function approvals(
   dir: string,
   maxLiveSessions?: number,
 ): Promise<Approvals> {
+  if (system === 'machines')
+    return Promise.resolve(bareMachineApprovals(defineFunction(approvalFunction)));
   return system === 'langgraph'
     ? Promise.resolve(langgraphApprovals(medium, dir))
     : roleboxApprovals(medium, dir, maxLiveSessions);
@@ -559,6 +569,9 @@ function steady(scenario: Scenario, count: number) {
     ...(systemsOf(scenario).includes('rolebox-live')
       ? { againstRoleboxLive: compare(langgraph, column(runs, 'rolebox-live'), false) }
       : {}),
+    ...(systemsOf(scenario).includes('machines')
+      ? { againstMachinesBare: compare(langgraph, column(runs, 'machines'), false) }
+      : {}),
   };
 }
 
@@ -637,7 +650,7 @@ if (mode === '--one') {
   const wanted = (name: Scenario) => only.includes(name);
   const figures = {
     description:
-      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only',
+      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events and JSON saves (no runtime): the ceiling this actor tree allows',
     versions: {
       '@langchain/langgraph': versionOf('@langchain/langgraph'),
       '@langchain/langgraph-checkpoint-sqlite': versionOf('@langchain/langgraph-checkpoint-sqlite'),
