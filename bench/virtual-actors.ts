@@ -18,16 +18,7 @@ import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor } from 'xstate';
 import {
-  createFunctionMachine,
-  createLoopMachine,
-  createSessionMachine,
-  createSystemMachine,
-  FunctionCatalog,
-  resolveLimits,
-} from '../machines/index.js';
-import {
   createRolebox,
-  defaultConditionRegistry,
   defineFunction,
   MemorySnapshotStore,
   type Rolebox,
@@ -37,6 +28,7 @@ import { sealRecord, unsealedText } from '../src/persistence/record-checksum.js'
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock } from '../src/testing/index.js';
 import { atMost, median, rounded, runPart, settledHeap, timeNs, writeResult } from './measure.js';
+import { roleboxMachines } from './support/rolebox-machines.js';
 
 const answered = 'signal_observed(answer)';
 /** The approval workflow of the signal seed, and a second function for "2 functions". */
@@ -165,20 +157,7 @@ async function partRestore(): Promise<Record<string, number>> {
   await rb.start();
 
   // The machines rolebox runs, built the way it builds them (rolebox/machines).
-  const limits = resolveLimits({});
-  const env = {
-    catalog: new FunctionCatalog(functions),
-    conditions: defaultConditionRegistry,
-    limits,
-    clock,
-  };
-  const fn = createFunctionMachine(env);
-  const loop = createLoopMachine(env);
-  const session = createSessionMachine({
-    ...env,
-    factories: { function: () => fn, loop: () => loop },
-  });
-  const system = createSystemMachine({ ...env, factories: { session: () => session } });
+  const { session, system } = roleboxMachines(functions, clock);
   const raw = (batch: readonly string[]) => {
     const records = batch.map(recordOf);
     const actors: { stop(): void }[] = [];

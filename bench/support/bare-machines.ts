@@ -7,17 +7,10 @@
 // W1 hits with this actor tree (root → shard → session → function), measured in the same
 // run as LangGraph and rolebox, as P2 judges a loop round against the loop machine.
 import { createActor } from 'xstate';
-import {
-  createFunctionMachine,
-  createLoopMachine,
-  createSessionMachine,
-  createSystemMachine,
-  FunctionCatalog,
-  resolveLimits,
-} from '../../machines/index.js';
 import { realClock } from '../../src/adapters/real-clock.js';
 import { sessionActorId } from '../../src/base/actor-ids.js';
-import { defaultConditionRegistry, type FunctionDefinition } from '../../src/index.js';
+import type { FunctionDefinition } from '../../src/index.js';
+import { roleboxMachines } from './rolebox-machines.js';
 
 /** A workflow runner: the shape the LangGraph comparison drives each contender through. */
 export interface BareApprovals {
@@ -30,19 +23,7 @@ export interface BareApprovals {
 
 /** The approval workflow of `approval` on the bare machines, sessions passivated while they wait. */
 export function bareMachineApprovals(approval: FunctionDefinition): BareApprovals {
-  const env = {
-    catalog: new FunctionCatalog([approval]),
-    conditions: defaultConditionRegistry,
-    limits: resolveLimits({}),
-    clock: realClock,
-  };
-  const fn = createFunctionMachine(env);
-  const loop = createLoopMachine(env);
-  const session = createSessionMachine({
-    ...env,
-    factories: { function: () => fn, loop: () => loop },
-  });
-  const root = createActor(createSystemMachine({ ...env, factories: { session: () => session } }));
+  const root = createActor(roleboxMachines([approval], realClock).system);
   root.start();
   const stored = new Map<string, string>();
   let live = 0;
