@@ -1,5 +1,6 @@
 import { type AnyActorRef, assign, enqueueActions, type ParameterizedObject } from 'xstate';
 import {
+  artifactsActorId,
   functionActorId,
   functionChildId,
   LOOP_CHILD_ID,
@@ -526,7 +527,7 @@ function lifecycleActions(env: MachineEnv) {
       if (!store)
         enqueue.spawnChild('artifacts', {
           id: ARTIFACTS_CHILD_ID,
-          systemId: `artifacts:${sessionId}`,
+          systemId: artifactsActorId(sessionId),
         });
       enqueue.sendTo(ARTIFACTS_CHILD_ID, { type: 'write', ...write });
       enqueue(emitToHost({ type: 'artifact_written', sessionId, artifactId, name: write.name }));

@@ -8,7 +8,7 @@
 // run as LangGraph and rolebox, as P2 judges a loop round against the loop machine.
 import { createActor } from 'xstate';
 import { realClock } from '../../src/adapters/real-clock.js';
-import { sessionActorId } from '../../src/base/actor-ids.js';
+import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
 import type { FunctionDefinition } from '../../src/index.js';
 import { roleboxMachines } from './rolebox-machines.js';
 
@@ -44,7 +44,10 @@ export function bareMachineApprovals(approval: FunctionDefinition): BareApproval
         signal: { type: 'need_approval', payload: { reason: 'prod' } },
         at,
       });
-      if (save(id).getSnapshot().children[`fn:${approval.name}`]?.getSnapshot().value !== 'gated')
+      if (
+        save(id).getSnapshot().children[functionChildId(approval.name)]?.getSnapshot().value !==
+        'gated'
+      )
         throw new Error(`bare machines: ${id} did not pause`);
       root.send({ type: 'system.passivate_session', sessionId: id });
     },

@@ -1,6 +1,7 @@
 import type { AnyStateMachine } from 'xstate';
 import type { z } from 'zod';
 import {
+  artifactsActorId,
   functionActorId,
   functionChildId,
   LOOP_CHILD_ID,
@@ -214,7 +215,7 @@ export function checkSessionSnapshot(
     if (child.src === 'artifacts') {
       if (childId !== ARTIFACTS_CHILD)
         failCheck(sessionId, where, `an artifact store must be the child ${ARTIFACTS_CHILD}`);
-      expectSystemIdOf(sessionId, childId, child, `artifacts:${sessionId}`);
+      expectSystemIdOf(sessionId, childId, child, artifactsActorId(sessionId));
       shapedAs(sessionId, artifactStoreSnapshotSchema, child.snapshot, where);
     } else if (child.src === 'function') {
       checkFunctionChild(sessionId, childId, child, context.liveFunctions, machines, catalog);
