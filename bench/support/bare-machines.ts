@@ -6,10 +6,11 @@
 // envelope, check, directory, command guard, receipts, outbox or timers. It is the floor
 // W1 hits with this actor tree (root → shard → session → function), measured in the same
 // run as LangGraph and rolebox, as P2 judges a loop round against the loop machine.
-import { createActor } from 'xstate';
+import { createActor, type InspectionEvent } from 'xstate';
 import { realClock } from '../../src/adapters/real-clock.js';
 import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
 import type { FunctionDefinition } from '../../src/index.js';
+import { DEFAULT_SHARDS, shardActorId, shardIndexOf } from '../../src/system/shards.js';
 import { roleboxMachines } from './rolebox-machines.js';
 
 /** A workflow runner: the shape the LangGraph comparison drives each contender through. */
@@ -21,14 +22,31 @@ export interface BareApprovals {
   close(): Promise<void>;
 }
 
-/** The approval workflow of `approval` on the bare machines, sessions passivated while they wait. */
-export function bareMachineApprovals(approval: FunctionDefinition): BareApprovals {
-  const root = createActor(roleboxMachines([approval], realClock).system);
+/**
+ * The approval workflow of `approval` on the bare machines, sessions passivated while they
+ * wait; `inspect` (optional) sees every XState step, to count them.
+ */
+export function bareMachineApprovals(
+  approval: FunctionDefinition,
+  inspect?: (event: InspectionEvent) => void,
+): BareApprovals {
+  const root = createActor(
+    roleboxMachines([approval], realClock).system,
+    inspect ? { inspect } : {},
+  );
   root.start();
   const stored = new Map<string, string>();
   let live = 0;
+  // Routed as the runtime's command path routes them (command-path.ts, step 2): a command
+  // for a live session straight to its actor, a restore straight to its shard when that is
+  // running; through the root they would cost XState steps the runtime does not take.
   const deliver = (sessionId: string, command: object) =>
-    root.send({ type: 'system.deliver', sessionId, command } as never);
+    root.system.get(sessionActorId(sessionId)).send(command);
+  const restore = (sessionId: string, at: number, snapshot: unknown) => {
+    const shard = root.system.get(shardActorId(shardIndexOf(sessionId, DEFAULT_SHARDS)));
+    if (shard) shard.send({ type: 'shard.spawn', input: { sessionId, at, restore: snapshot } });
+    else root.send({ type: 'system.restore_session', sessionId, openedAt: at, snapshot });
+  };
   const save = (sessionId: string) => {
     const actor = root.system.get(sessionActorId(sessionId));
     stored.set(sessionId, JSON.stringify(actor.getPersistedSnapshot()));
@@ -55,12 +73,7 @@ export function bareMachineApprovals(approval: FunctionDefinition): BareApproval
       const at = Date.now();
       const text = stored.get(id);
       if (text === undefined) throw new Error(`bare machines: ${id} was not stored`);
-      root.send({
-        type: 'system.restore_session',
-        sessionId: id,
-        openedAt: at,
-        snapshot: JSON.parse(text),
-      });
+      restore(id, at, JSON.parse(text));
       deliver(id, {
         type: 'session.signal',
         signal: { type: 'answer', payload: { approved: true } },
