@@ -73,7 +73,7 @@ export function createSystemMachine(env: SystemMachineEnv) {
       toShard: enqueueActions(
         ({ enqueue, self }, { sessionId, event }: { sessionId: string; event: ShardEvent }) => {
           const id = shardOf(sessionId);
-          if (liveShardSessions(self, id) === undefined) {
+          if (childrenOf(self)[id] === undefined) {
             if (event.type !== 'shard.spawn') return;
             const index = shardIndexOf(sessionId, shards);
             enqueue.spawnChild('shard', { id, systemId: id, input: { index } });

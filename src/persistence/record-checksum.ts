@@ -10,6 +10,8 @@ const ALGORITHM = 'h64:';
 const SEAL_PREFIX = `{"checksum":"${ALGORITHM}`;
 /** Hex digits of a checksum. */
 const DIGITS = 16;
+/** `{`, the body's first code unit (the seal replaced it in the stored text). */
+const OPEN_BRACE = 123;
 /** Where the body resumes after the checksum field (`",` closes it). */
 const BODY_AT = SEAL_PREFIX.length + DIGITS + 2;
 
@@ -20,9 +22,22 @@ const BODY_AT = SEAL_PREFIX.length + DIGITS + 2;
  * with odds near 2^-64.
  */
 export function recordChecksum(text: string): string {
+  return checksumFrom(text, 0);
+}
+
+/**
+ * {@link recordChecksum} of code unit `lead` (when given) followed by `text` from `start`
+ * on, without building that text: a read checks a record in place, no copy of its bytes
+ * made (3–5 µs of an activation's 24–28 µs read of a W1 record).
+ */
+function checksumFrom(text: string, start: number, lead?: number): string {
   let h1 = 0xdeadbeef;
   let h2 = 0x41c6ce57;
-  for (let index = 0; index < text.length; index++) {
+  if (lead !== undefined) {
+    h1 = Math.imul(h1 ^ lead, 2654435761);
+    h2 = Math.imul(h2 ^ lead, 1597334677);
+  }
+  for (let index = start; index < text.length; index++) {
     const code = text.charCodeAt(index);
     h1 = Math.imul(h1 ^ code, 2654435761);
     h2 = Math.imul(h2 ^ code, 1597334677);
@@ -53,7 +68,7 @@ export function sealOf(text: string): SealState {
   if (!text.startsWith(SEAL_PREFIX)) return 'unsealed';
   if (text.charCodeAt(BODY_AT - 2) !== 34 || text.charCodeAt(BODY_AT - 1) !== 44) return 'broken';
   const stored = text.slice(SEAL_PREFIX.length, SEAL_PREFIX.length + DIGITS);
-  return recordChecksum(`{${text.slice(BODY_AT)}`) === stored ? 'sealed' : 'broken';
+  return checksumFrom(text, BODY_AT, OPEN_BRACE) === stored ? 'sealed' : 'broken';
 }
 
 /** The record without its checksum field (what {@link sealRecord} sealed); other text as it is. */
