@@ -19,7 +19,14 @@ import { realClock } from '../src/adapters/real-clock.js';
 import { sessionActorId } from '../src/base/actor-ids.js';
 import { createRolebox, defineFunction, type SessionHandle } from '../src/index.js';
 import { SimulatedClock } from '../src/testing/index.js';
-import { median, rounded, runPart, settledHeap, writeResult } from './measure.js';
+import {
+  type BenchPart,
+  benchParts,
+  median,
+  rounded,
+  settledHeap,
+  writeResult,
+} from './measure.js';
 import { bareMachineApprovals } from './support/bare-machines.js';
 import { roleboxMachines } from './support/rolebox-machines.js';
 
@@ -182,19 +189,12 @@ const PARTS = {
   heap: (count: string | undefined) => partHeap(Number(count)),
   restore: async (count: string | undefined) => partRestore(Number(count)),
   steps: () => partSteps(),
-} satisfies Record<string, (arg?: string) => Promise<Record<string, number>>>;
+} satisfies Record<string, BenchPart>;
 
-const [, , mode, part, arg] = process.argv;
-if (mode === '--part') {
-  const run = PARTS[part as keyof typeof PARTS];
-  if (!run) throw new Error(`no part ${part}`);
-  process.stdout.write(JSON.stringify(await run(arg)));
-} else {
-  const file = import.meta.filename;
-  const one = (name: keyof typeof PARTS, extra: string[] = []) => {
-    console.error(`function-actor-cost: ${name} ${extra.join(' ')}…`);
-    return runPart<Record<string, number>>(file, ['--part', name, ...extra]);
-  };
+const run = await benchParts(import.meta.filename, 'function-actor-cost', PARTS);
+if (run) {
+  const one = (name: keyof typeof PARTS, extra: string[] = []) =>
+    run<Record<string, number>>(name, extra);
   const heap = [0, 1, 2].map((count) =>
     Math.round(one('heap', [String(count)]).bytesPerSession as number),
   );

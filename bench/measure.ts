@@ -65,6 +65,33 @@ export function runPart<T>(file: string, args: readonly string[]): T {
   return JSON.parse(output) as T;
 }
 
+/** A part of a bench: figures from an optional argument (run in a process of its own). */
+export type BenchPart = (arg?: string) => Promise<Record<string, number>>;
+
+/**
+ * The entry of a bench split into parts that each run in a fresh process ({@link runPart}).
+ * Started as `file --part <name> [arg]`, it runs that part, prints its figures and returns
+ * undefined; started otherwise, it returns how the parent runs one part (`label` names the
+ * bench in the progress lines).
+ */
+export async function benchParts<TParts extends Record<string, BenchPart>>(
+  file: string,
+  label: string,
+  parts: TParts,
+): Promise<(<T>(name: keyof TParts & string, extra?: string[]) => T) | undefined> {
+  const [, , mode, part, arg] = process.argv;
+  if (mode === '--part') {
+    const run = parts[part as keyof TParts];
+    if (!run) throw new Error(`no part ${part}`);
+    process.stdout.write(JSON.stringify(await run(arg)));
+    return undefined;
+  }
+  return <T>(name: keyof TParts & string, extra: string[] = []) => {
+    console.error(`${label}: ${[name, ...extra].join(' ')}…`);
+    return runPart<T>(file, ['--part', name, ...extra]);
+  };
+}
+
 /**
  * Writes a benchmark's figures to bench/results/<name>.json (with the machine it ran on)
  * and prints them. Figures are ratios against a baseline measured in the same run: the

@@ -27,7 +27,16 @@ import {
 import { sealRecord, unsealedText } from '../src/persistence/record-checksum.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { SimulatedClock } from '../src/testing/index.js';
-import { atMost, median, rounded, runPart, settledHeap, timeNs, writeResult } from './measure.js';
+import {
+  atMost,
+  type BenchPart,
+  benchParts,
+  median,
+  rounded,
+  settledHeap,
+  timeNs,
+  writeResult,
+} from './measure.js';
 import { roleboxMachines } from './support/rolebox-machines.js';
 
 const answered = 'signal_observed(answer)';
@@ -426,19 +435,10 @@ const PARTS = {
   stop: () => partStop(),
   paused: (count: string | undefined) => partPaused(Number(count ?? 100_000)),
   pausedDefault: (mode: string | undefined) => partPausedDefault(mode),
-} satisfies Record<string, (arg?: string) => Promise<Record<string, number>>>;
+} satisfies Record<string, BenchPart>;
 
-const [, , mode, part, arg] = process.argv;
-if (mode === '--part') {
-  const run = PARTS[part as keyof typeof PARTS];
-  if (!run) throw new Error(`no part ${part}`);
-  process.stdout.write(JSON.stringify(await run(arg)));
-} else {
-  const file = import.meta.filename;
-  const one = <T>(name: keyof typeof PARTS, extra: string[] = []) => {
-    console.error(`virtual-actors: ${name}…`);
-    return runPart<T>(file, ['--part', name, ...extra]);
-  };
+const one = await benchParts(import.meta.filename, 'virtual-actors', PARTS);
+if (one) {
   type Figures = Record<string, number>;
   const open = one<Figures>('open');
   const restore = one<Figures>('restore');
