@@ -1,17 +1,19 @@
 // What a function FSM costs for being an actor of its own (issue 26, to size the next
 // decision the closing notes propose: hold each function's state in its session's machine
-// instead of one child actor per function). Three measures on rolebox's own machines and
-// records, each against the same thing without the function actors, in the same run:
-//   1. heap per live idle session with 0, 1 and 2 functions active (each count in a fresh
-//      process; `passivateWhenWaiting: false`, so a gated session stays live, as P6 has it);
-//   2. XState restoring a paused session's stored record (parsed, created, started and
-//      stopped, as in P5) with its function actors, and the same record with each
-//      function's state moved into the session's context instead (same bytes, no child
-//      actors): what the function actors add to an activation's XState share (alternating
-//      batches in one process);
-//   3. the XState steps of one W1 approval workflow on the machines driven bare (events each
-//      actor took, actors created), by kind of actor: what a session without function
-//      actors would not take.
+// instead of one child actor per function). Measures on rolebox's own machines and records,
+// each against the same thing without the function actors, in the same run:
+//   1. heap per live idle session with 0, 1 and 2 functions active, through a rolebox (each
+//      count in a fresh process; `passivateWhenWaiting: false`, so a gated session stays
+//      live, as P6 has it);
+//   2. a paused session's stored record restored by XState (parsed, created, started and
+//      stopped, as in P5) with its function actors, and the same record with each child's
+//      snapshot moved into the session's context instead (the same bytes under another key,
+//      no child actors), alternating batches in one process; and the heap of sessions kept
+//      live after such restores, both ways (each in a fresh process). The second form only
+//      carries the functions' state: a session machine that ran them would do more, so what
+//      it saves is an upper bound;
+//   3. the XState events of one W1 approval workflow on the machines driven bare, by kind of
+//      actor (their starts and restores included), and the actors it creates.
 // No goal: the figures size a decision the team has not taken (P6 and P5 hold the goals).
 // Run: npm run bench:function-actors
 import { type AnyActorRef, createActor } from 'xstate';
@@ -34,13 +36,15 @@ const answered = 'signal_observed(answer)';
 const approval = defineFunction({ name: 'approval', gate: answered, continue_until: answered });
 const review = defineFunction({ name: 'review', continue_until: 'signal_observed(revise_needed)' });
 const functions = [approval, review];
+/** Sessions opened before the heap is read (their allocations are not counted), then counted. */
 const HEAP = { warmUp: 500, sessions: 4_000 };
+/** Restores before timing, then batches timed alternately. */
 const RESTORE = { warmUp: 3_000, batches: 20, perBatch: 500 };
 /** Workflows before the counted one: enough that every one of the 256 shards is up. */
 const STEPS_WARM_UP = 3_000;
 
 /** A session with `count` of P6's functions active: the approval gated on a request, then the review. */
-function activate(session: SessionHandle, count: number): void {
+function activateFunctions(session: SessionHandle, count: number): void {
   if (count >= 1) {
     session.activate('approval');
     session.signal({ type: 'need_approval', payload: { reason: 'refund over $500' } });
@@ -58,11 +62,11 @@ async function partHeap(count: number): Promise<Record<string, number>> {
   });
   await rb.start();
   for (let index = 0; index < HEAP.warmUp; index++)
-    activate(await rb.openSession({ id: `warm-${index}` }), count);
+    activateFunctions(await rb.openSession({ id: `warm-${index}` }), count);
   await rb.flush();
   const before = await settledHeap();
   for (let index = 0; index < HEAP.sessions; index++)
-    activate(await rb.openSession({ id: `s-${index}` }), count);
+    activateFunctions(await rb.openSession({ id: `s-${index}` }), count);
   await rb.flush();
   const after = await settledHeap();
   const live = rb.sessions().length;
@@ -89,34 +93,37 @@ function pausedRecord(count: number): string {
     });
   }
   if (count >= 2) session.send({ type: 'session.activate', name: 'review', at });
+  const live = (session.getSnapshot().context as { liveFunctions: string[] }).liveFunctions;
+  if (live.length !== count) throw new Error(`${live.length} functions live, expected ${count}`);
   const text = JSON.stringify(session.getPersistedSnapshot());
   root.stop();
   return text;
 }
 
-/** Part 2: µs to restore a paused record (parse, create, start, stop) with and without its function actors. */
-function partRestore(count: number): Record<string, number> {
-  const { session } = roleboxMachines(functions, realClock);
+/**
+ * The paused record with `count` functions, as stored (with its function actors' snapshots
+ * as children), and the same with those snapshots under the session's context instead.
+ */
+function pausedRecords(count: number): { withActors: string; withoutActors: string } {
   const withActors = pausedRecord(count);
   const parsed = JSON.parse(withActors) as {
     context: Record<string, unknown>;
-    children: Record<string, { snapshot: { value: unknown; context: unknown } }>;
+    children: Record<string, unknown>;
   };
   if (Object.keys(parsed.children).length !== count)
-    throw new Error(`restore part: the record has ${Object.keys(parsed.children).length} children`);
-  // The same session with each function's state (its FSM state and context) kept in the
-  // session's own context instead of a child actor: the bytes stay, the actors go.
-  const functionStates = Object.fromEntries(
-    Object.entries(parsed.children).map(([id, child]) => [
-      id,
-      { value: child.snapshot.value, context: child.snapshot.context },
-    ]),
-  );
+    throw new Error(`the record has ${Object.keys(parsed.children).length} children`);
   const withoutActors = JSON.stringify({
     ...parsed,
-    context: { ...parsed.context, functionStates },
+    context: { ...parsed.context, functionStates: parsed.children },
     children: {},
   });
+  return { withActors, withoutActors };
+}
+
+/** Part 2: µs to restore a paused record (parse, create, start, stop) with and without its function actors. */
+function partRestore(count: number): Record<string, number> {
+  const { session } = roleboxMachines(functions, realClock);
+  const { withActors, withoutActors } = pausedRecords(count);
   const restore = (text: string) => {
     const actor = createActor(session, { snapshot: JSON.parse(text) } as never);
     actor.start();
@@ -147,6 +154,26 @@ function partRestore(count: number): Record<string, number> {
     withActorsUs: median(times.withActors),
     withoutActorsUs: median(times.withoutActors),
   };
+}
+
+/** Part 2, heap: bytes per session kept live after a restore of the record, `form` `with` or `without` actors. */
+async function partRestoredHeap(arg: string): Promise<Record<string, number>> {
+  const [count, form] = arg.split('-') as [string, 'with' | 'without'];
+  const { session } = roleboxMachines(functions, realClock);
+  const records = pausedRecords(Number(count));
+  const text = form === 'with' ? records.withActors : records.withoutActors;
+  const kept: unknown[] = [];
+  const restoreLive = () => {
+    const actor = createActor(session, { snapshot: JSON.parse(text) } as never);
+    actor.start();
+    kept.push(actor);
+  };
+  for (let index = 0; index < HEAP.warmUp; index++) restoreLive();
+  const before = await settledHeap();
+  for (let index = 0; index < HEAP.sessions; index++) restoreLive();
+  const after = await settledHeap();
+  if (kept.length !== HEAP.warmUp + HEAP.sessions) throw new Error('restored heap: sessions lost');
+  return { bytesPerSession: (after - before) / HEAP.sessions };
 }
 
 /** Part 3: the XState steps of one W1 workflow on the bare machines, by kind of actor. */
@@ -188,22 +215,29 @@ async function partSteps(): Promise<Record<string, number>> {
 const PARTS = {
   heap: (count: string | undefined) => partHeap(Number(count)),
   restore: async (count: string | undefined) => partRestore(Number(count)),
+  restoredHeap: (arg: string | undefined) => partRestoredHeap(String(arg)),
   steps: () => partSteps(),
 } satisfies Record<string, BenchPart>;
 
-const run = await benchParts(import.meta.filename, 'function-actor-cost', PARTS);
-if (run) {
+const partRunner = await benchParts(import.meta.filename, 'function-actor-cost', PARTS);
+if (partRunner) {
   const one = (name: keyof typeof PARTS, extra: string[] = []) =>
-    run<Record<string, number>>(name, extra);
+    partRunner<Record<string, number>>(name, extra);
   const heap = [0, 1, 2].map((count) =>
     Math.round(one('heap', [String(count)]).bytesPerSession as number),
   );
-  const restore = [1, 2].map((count) => one('restore', [String(count)]));
+  const restore = [1, 2].map(
+    (count): Record<string, number> => ({
+      ...one('restore', [String(count)]),
+      heapWithActors: one('restoredHeap', [`${count}-with`]).bytesPerSession as number,
+      heapWithoutActors: one('restoredHeap', [`${count}-without`]).bytesPerSession as number,
+    }),
+  );
   const steps = one('steps');
   const [none, oneFunction, two] = heap as [number, number, number];
   await writeResult('function-actor-cost', {
     description:
-      'what a function FSM costs as an actor of its own: heap per live idle session by functions active; XState restoring a paused record with its function actors / with their state in the session context instead; XState steps of one W1 workflow on the bare machines, by actor kind. No goal: sizes a proposed decision.',
+      'what a function FSM costs as an actor of its own: heap per live idle session by functions active (through a rolebox); XState restoring a paused record with its function actors / with their snapshots in the session context instead (time, and heap per session kept live; an upper bound on what holding function state in the session would save); XState events (starts and restores included) and actors of one W1 workflow on the bare machines, by actor kind. No goal: sizes a proposed decision.',
     heapBytesPerLiveSession: { functions0: none, functions1: oneFunction, functions2: two },
     heapBytesPerFunction: { first: oneFunction - none, second: two - oneFunction },
     restore: Object.fromEntries(
@@ -215,6 +249,8 @@ if (run) {
           withActorsUs: rounded(figures.withActorsUs as number, 1),
           withoutActorsUs: rounded(figures.withoutActorsUs as number, 1),
           ratio: rounded((figures.withActorsUs as number) / (figures.withoutActorsUs as number)),
+          heapBytesWithActors: Math.round(figures.heapWithActors),
+          heapBytesWithoutActors: Math.round(figures.heapWithoutActors),
         },
       ]),
     ),

@@ -650,7 +650,7 @@ if (mode === '--one') {
   const wanted = (name: Scenario) => only.includes(name);
   const figures = {
     description:
-      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events and JSON saves (no runtime): the ceiling this actor tree allows',
+      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events, routed as the runtime routes them, and JSON saves (no runtime): the floor this actor tree sets',
     versions: {
       '@langchain/langgraph': versionOf('@langchain/langgraph'),
       '@langchain/langgraph-checkpoint-sqlite': versionOf('@langchain/langgraph-checkpoint-sqlite'),

@@ -10,7 +10,7 @@ import { createActor, type InspectionEvent } from 'xstate';
 import { realClock } from '../../src/adapters/real-clock.js';
 import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
 import type { FunctionDefinition } from '../../src/index.js';
-import { DEFAULT_SHARDS, shardActorId, shardIndexOf } from '../../src/system/shards.js';
+import { shardActorId, shardIndexOf } from '../../src/system/shards.js';
 import { roleboxMachines } from './rolebox-machines.js';
 
 /** A workflow runner: the shape the LangGraph comparison drives each contender through. */
@@ -40,10 +40,15 @@ export function bareMachineApprovals(
   // Routed as the runtime's command path routes them (command-path.ts, step 2): a command
   // for a live session straight to its actor, a restore straight to its shard when that is
   // running; through the root they would cost XState steps the runtime does not take.
-  const deliver = (sessionId: string, command: object) =>
-    root.system.get(sessionActorId(sessionId)).send(command);
+  const deliver = (sessionId: string, command: object) => {
+    const session = root.system.get(sessionActorId(sessionId));
+    if (session) session.send(command);
+    else root.send({ type: 'system.deliver', sessionId, command } as never);
+  };
   const restore = (sessionId: string, at: number, snapshot: unknown) => {
-    const shard = root.system.get(shardActorId(shardIndexOf(sessionId, DEFAULT_SHARDS)));
+    // The shard count the root was built with, as SystemAccess.shardOf reads it.
+    const { shards } = root.getSnapshot().context;
+    const shard = root.system.get(shardActorId(shardIndexOf(sessionId, shards)));
     if (shard) shard.send({ type: 'shard.spawn', input: { sessionId, at, restore: snapshot } });
     else root.send({ type: 'system.restore_session', sessionId, openedAt: at, snapshot });
   };
