@@ -2,7 +2,8 @@
 // rolebox/machines in one XState actor, sent the same events the runtime sends for a
 // workflow (open, activate, need_approval; restore, answer, idle), each step's session
 // snapshot kept as JSON in a Map as a store would keep it, the session passivated after the
-// pause and restored from that JSON for the answer. No runtime: no claim, checksum,
+// pause and restored from that JSON for the answer, commands routed as the runtime routes
+// them (bare-routing.ts). No runtime: no claim, checksum,
 // envelope, check, directory, command guard, receipts, outbox or timers. It is the floor
 // W1 hits with this actor tree (root → shard → session → function), measured in the same
 // run as LangGraph and rolebox, as P2 judges a loop round against the loop machine.
@@ -10,7 +11,7 @@ import { createActor, type InspectionEvent } from 'xstate';
 import { realClock } from '../../src/adapters/real-clock.js';
 import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
 import type { FunctionDefinition } from '../../src/index.js';
-import { shardActorId, shardIndexOf } from '../../src/system/shards.js';
+import { deliverBare, restoreBare } from './bare-routing.js';
 import { roleboxMachines } from './rolebox-machines.js';
 
 /** A workflow runner: the shape the LangGraph comparison drives each contender through. */
@@ -37,21 +38,7 @@ export function bareMachineApprovals(
   root.start();
   const stored = new Map<string, string>();
   let live = 0;
-  // Routed as the runtime's command path routes them (command-path.ts, step 2): a command
-  // for a live session straight to its actor, a restore straight to its shard when that is
-  // running; through the root they would cost XState steps the runtime does not take.
-  const deliver = (sessionId: string, command: object) => {
-    const session = root.system.get(sessionActorId(sessionId));
-    if (session) session.send(command);
-    else root.send({ type: 'system.deliver', sessionId, command } as never);
-  };
-  const restore = (sessionId: string, at: number, snapshot: unknown) => {
-    // The shard count the root was built with, as SystemAccess.shardOf reads it.
-    const { shards } = root.getSnapshot().context;
-    const shard = root.system.get(shardActorId(shardIndexOf(sessionId, shards)));
-    if (shard) shard.send({ type: 'shard.spawn', input: { sessionId, at, restore: snapshot } });
-    else root.send({ type: 'system.restore_session', sessionId, openedAt: at, snapshot });
-  };
+  const deliver = (sessionId: string, command: object) => deliverBare(root, sessionId, command);
   const save = (sessionId: string) => {
     const actor = root.system.get(sessionActorId(sessionId));
     stored.set(sessionId, JSON.stringify(actor.getPersistedSnapshot()));
@@ -78,7 +65,7 @@ export function bareMachineApprovals(
       const at = Date.now();
       const text = stored.get(id);
       if (text === undefined) throw new Error(`bare machines: ${id} was not stored`);
-      restore(id, at, JSON.parse(text));
+      restoreBare(root, id, at, JSON.parse(text));
       deliver(id, {
         type: 'session.signal',
         signal: { type: 'answer', payload: { approved: true } },
