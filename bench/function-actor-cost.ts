@@ -188,16 +188,18 @@ async function partSteps(): Promise<Record<string, number>> {
           ? 'shard'
           : 'root';
   let counting = false;
-  const flow = bareMachineApprovals(approval, (event) => {
-    if (!counting) return;
-    const kind = kindOf((event.actorRef as AnyActorRef).id);
-    const key =
-      event.type === '@xstate.event'
-        ? `${kind}Events`
-        : event.type === '@xstate.actor'
-          ? `${kind}Actors`
-          : '';
-    if (key) counts[key] = (counts[key] ?? 0) + 1;
+  const flow = bareMachineApprovals(approval, {
+    inspect: (event) => {
+      if (!counting) return;
+      const kind = kindOf((event.actorRef as AnyActorRef).id);
+      const key =
+        event.type === '@xstate.event'
+          ? `${kind}Events`
+          : event.type === '@xstate.actor'
+            ? `${kind}Actors`
+            : '';
+      if (key) counts[key] = (counts[key] ?? 0) + 1;
+    },
   });
   // Finished workflows stay live (as in W1), so after these every shard is up and the
   // counted workflow finds its own there, as a workflow does in W1's steady state.

@@ -50,7 +50,9 @@ import {
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { median, timeNs, writeResult } from './measure.js';
+import { runBareLoop } from './support/bare-loop.js';
 import { bareMachineApprovals } from './support/bare-machines.js';
+import { memoryRecords, sharedRecords, sqliteRecords } from './support/bare-records.js';
 
 /**
  * The contenders. `rolebox-live` is rolebox without a store (every session stays a live
@@ -72,17 +74,23 @@ const PLAN = {
     'rolebox-live': 'none',
     machines: 'memory',
   },
-  'approval-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
-  'fresh-memory': { langgraph: 'memory', rolebox: 'memory' },
-  'fresh-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
-  'fresh-sqlite-open': { langgraph: 'sqlite', rolebox: 'sqlite' },
+  'approval-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite', machines: 'sqlite' },
+  'fresh-memory': { langgraph: 'memory', rolebox: 'memory', machines: 'memory' },
+  'fresh-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite', machines: 'sqlite' },
+  'fresh-sqlite-open': { langgraph: 'sqlite', rolebox: 'sqlite', machines: 'sqlite' },
   // Nothing to pause in a loop: both run without persistence, LangGraph compiled without
-  // a checkpointer, rolebox without a store.
-  loop: { langgraph: 'none', rolebox: 'none' },
-  // The same loop with every step checkpointed in memory (MemorySaver / MemorySnapshotStore).
-  'loop-checkpointed': { langgraph: 'memory', rolebox: 'memory' },
-  'paused-memory': { langgraph: 'memory', rolebox: 'memory', 'rolebox-live': 'none' },
-  'paused-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite' },
+  // a checkpointer, rolebox without a store; the machines' floor is the loop machine alone.
+  loop: { langgraph: 'none', rolebox: 'none', machines: 'none' },
+  // The same loop with every step checkpointed in memory (MemorySaver / MemorySnapshotStore;
+  // the loop machine's persisted snapshot after each of its steps, as JSON in a Map).
+  'loop-checkpointed': { langgraph: 'memory', rolebox: 'memory', machines: 'memory' },
+  'paused-memory': {
+    langgraph: 'memory',
+    rolebox: 'memory',
+    'rolebox-live': 'none',
+    machines: 'memory',
+  },
+  'paused-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite', machines: 'sqlite' },
 } as const satisfies Record<string, Partial<Record<System, Medium>>>;
 type Scenario = keyof typeof PLAN;
 const SCENARIOS = Object.keys(PLAN) as Scenario[];
@@ -181,6 +189,11 @@ function langgraphApprovals(medium: Medium, dir: string, opened?: SqliteSaver): 
 
 const answered = 'signal_observed(answer)';
 const approvalFunction = { name: 'approval', gate: answered, continue_until: answered };
+/**
+ * The bare machines' definition, made once: their floor does not pay for building machines
+ * (a rolebox defines its function per instance in W2b and finds its machines in its cache).
+ */
+const approvalDefinition = defineFunction(approvalFunction);
 
 /** rolebox's store for a medium: none, MemorySnapshotStore or SqliteSnapshotStore. */
 function roleboxStore(medium: Medium, file: string): SnapshotStore | undefined {
@@ -246,7 +259,12 @@ function approvals(
   maxLiveSessions?: number,
 ): Promise<Approvals> {
   if (system === 'machines')
-    return Promise.resolve(bareMachineApprovals(defineFunction(approvalFunction)));
+    return Promise.resolve(
+      bareMachineApprovals(approvalDefinition, {
+        records: medium === 'sqlite' ? sqliteRecords(join(dir, 'machines.db')) : memoryRecords(),
+        ...(maxLiveSessions ? { maxLive: maxLiveSessions } : {}),
+      }),
+    );
   return system === 'langgraph'
     ? Promise.resolve(langgraphApprovals(medium, dir))
     : roleboxApprovals(medium, dir, maxLiveSessions);
@@ -293,11 +311,14 @@ async function measureFreshOverOpenFile(system: System, dir: string): Promise<nu
   const langgraph = system === 'langgraph';
   const db = langgraph ? langgraphDatabase(join(dir, 'langgraph.db')) : undefined;
   const saver = db ? new SqliteSaver(db) : undefined;
-  const store = langgraph ? undefined : new SqliteSnapshotStore(join(dir, 'rolebox.db'));
+  const store = system === 'rolebox' ? new SqliteSnapshotStore(join(dir, 'rolebox.db')) : undefined;
+  const records = system === 'machines' ? sqliteRecords(join(dir, 'machines.db')) : undefined;
   const fresh = async (index: number) => {
     const flow = saver
       ? langgraphApprovals('sqlite', dir, saver)
-      : await roleboxApprovals('sqlite', dir, undefined, store);
+      : records
+        ? bareMachineApprovals(approvalDefinition, { records: sharedRecords(records) })
+        : await roleboxApprovals('sqlite', dir, undefined, store);
     await flow.pause(`w${index}`);
     await flow.resume(`w${index}`);
     await flow.close();
@@ -306,6 +327,7 @@ async function measureFreshOverOpenFile(system: System, dir: string): Promise<nu
   const usPerWorkflow = await batches(FRESH.batches, FRESH.perBatch, FRESH.warmUp, fresh);
   db?.close();
   await store?.close();
+  records?.close();
   return usPerWorkflow;
 }
 
@@ -361,6 +383,20 @@ async function measureLoop(system: System, medium: Medium): Promise<number[]> {
         { configurable: { thread_id: `l${index}` } },
       );
       if (done.rounds.length !== LOOP.rounds) throw new Error('langgraph loop did not finish');
+    };
+  } else if (system === 'machines') {
+    // The floor: the nine-phase loop machine driven bare (P2's baseline), no session or
+    // registry around it; checkpointed, its persisted snapshot after each step as JSON.
+    const checkpoints = new Map<string, string>();
+    runLoop = async (index) => {
+      const id = `l${index}`;
+      runBareLoop(
+        id,
+        LOOP.rounds,
+        medium === 'none'
+          ? undefined
+          : (persisted) => void checkpoints.set(id, JSON.stringify(persisted)),
+      );
     };
   } else {
     const store = roleboxStore(medium, '');
@@ -570,8 +606,22 @@ function steady(scenario: Scenario, count: number) {
       ? { againstRoleboxLive: compare(langgraph, column(runs, 'rolebox-live'), false) }
       : {}),
     ...(systemsOf(scenario).includes('machines')
-      ? { againstMachinesBare: compare(langgraph, column(runs, 'machines'), false) }
+      ? againstMachines(langgraph, column(runs, 'rolebox'), column(runs, 'machines'))
       : {}),
+  };
+}
+
+/**
+ * LangGraph against the bare machines (the floor), and rolebox's time over theirs (its
+ * runtime's share), each a median of the ratios paired within a sample.
+ */
+function againstMachines(langgraph: number[][], rolebox: number[][], machines: number[][]) {
+  return {
+    againstMachinesBare: compare(langgraph, machines, false),
+    roleboxOverMachines: spread(
+      rolebox.map((batches, index) => median(batches) / median(machines[index] as number[])),
+      2,
+    ),
   };
 }
 
@@ -584,6 +634,7 @@ type BytesKey =
 function paused(scenario: Scenario) {
   const runs = samples<PausedSample>(scenario, PAUSED.samples);
   const live = systemsOf(scenario).includes('rolebox-live');
+  const machines = systemsOf(scenario).includes('machines');
   // The goal is on resident bytes (heap + external, and heapUsed alone); RSS and the file
   // size are reported without one.
   const bytes = (key: BytesKey, goal: boolean) => {
@@ -594,17 +645,23 @@ function paused(scenario: Scenario) {
       langgraph,
       rolebox,
       ...(live ? { roleboxLive: of('rolebox-live') } : {}),
+      ...(machines ? { machinesBare: of('machines') } : {}),
       // A difference near zero makes a ratio meaningless: the goal reads the bytes.
       ...(goal ? { meetsGoal: rolebox <= langgraph } : {}),
     };
   };
   const times = (key: 'createUs' | 'resumeUs') => {
     const langgraph = column(runs, 'langgraph').map((one) => one[key]);
+    const rolebox = column(runs, 'rolebox').map((one) => one[key]);
     return {
-      ...compare(
-        langgraph,
-        column(runs, 'rolebox').map((one) => one[key]),
-      ),
+      ...compare(langgraph, rolebox),
+      ...(machines
+        ? againstMachines(
+            langgraph,
+            rolebox,
+            column(runs, 'machines').map((one) => one[key]),
+          )
+        : {}),
       ...(live
         ? {
             againstRoleboxLive: compare(
@@ -650,7 +707,7 @@ if (mode === '--one') {
   const wanted = (name: Scenario) => only.includes(name);
   const figures = {
     description:
-      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events, routed as the runtime routes them, and JSON saves (no runtime): the floor this actor tree sets',
+      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events, routed as the runtime routes them, each session’s snapshot saved as JSON in the same medium (a Map, or a row of a SQLite table) and no runtime: the floor this actor tree sets (loops: the loop machine alone, P2’s baseline); roleboxOverMachines = rolebox time / the bare machines’ time, paired within a sample: the runtime’s share',
     versions: {
       '@langchain/langgraph': versionOf('@langchain/langgraph'),
       '@langchain/langgraph-checkpoint-sqlite': versionOf('@langchain/langgraph-checkpoint-sqlite'),

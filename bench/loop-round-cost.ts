@@ -6,16 +6,10 @@
 // performing them, the relays of effects and notes through session, shard and root.
 // Run: npm run bench:loop
 import { assign, createActor, setup } from 'xstate';
-import {
-  createLoopMachine,
-  FunctionCatalog,
-  LOOP_OUTBOUND_ACTIONS,
-  type LoopInput,
-} from '../machines/index.js';
-import { createRolebox, DEFAULT_LIMITS, defaultConditionRegistry } from '../src/index.js';
-import type { LoopEffect } from '../src/loop/effect-types.js';
-import { ScriptedDispatcher, SimulatedClock } from '../src/testing/index.js';
+import { createRolebox } from '../src/index.js';
+import { ScriptedDispatcher } from '../src/testing/index.js';
 import { atMost, median, timeNs, writeResult } from './measure.js';
+import { runBareLoop } from './support/bare-loop.js';
 
 const ROUNDS_PER_LOOP = 50;
 const LOOPS = 40;
@@ -60,85 +54,8 @@ function runBare(): void {
   }
 }
 
-// The loop machine as the runtime runs it (zero delays), its outbound actions but its own
-// `loop_effects` emits made no-ops: each effect it asks for is answered at once with the
-// event the runtime answers it with, so what is left is the machine's own work per round.
-const loopMachine = createLoopMachine({
-  catalog: new FunctionCatalog([]),
-  conditions: defaultConditionRegistry,
-  limits: { ...DEFAULT_LIMITS, interRoundDelayMs: 0 },
-  clock: new SimulatedClock(0),
-}).provide({
-  actions: Object.fromEntries(
-    LOOP_OUTBOUND_ACTIONS.filter((name) => name !== 'emitLoopNeeds').map((name) => [
-      name,
-      () => {},
-    ]),
-  ),
-});
-
-/** The runtime's answer to a loop effect, with a dispatcher that finishes every task at once. */
-function answerOf(effect: LoopEffect, at: number) {
-  switch (effect.kind) {
-    case 'prepare':
-      return { type: 'loop.prepared', at } as const;
-    case 'dispatch_round':
-      return {
-        type: 'loop.round_dispatched',
-        key: effect.key,
-        taskId: `task-${effect.key}`,
-        workerSessionId: `worker-${effect.key}`,
-        at,
-      } as const;
-    case 'watch_task':
-      return {
-        type: 'loop.worker_terminated',
-        taskId: effect.taskId,
-        status: 'completed',
-        at,
-      } as const;
-    case 'collect_result':
-      return {
-        type: 'loop.result_collected',
-        taskId: effect.taskId,
-        result: { text: 'ok', hadError: false },
-        at,
-      } as const;
-    case 'arm_deadline':
-      // The round timeout never fires here (the task finishes first); the zero delay at once.
-      return effect.deadline === 'inter_round_delay'
-        ? ({ type: 'loop.deadline_reached', deadline: effect.deadline, at: effect.at } as const)
-        : undefined;
-    case 'cancel_round':
-      return { type: 'loop.worker_cancelled', taskId: effect.taskId, at } as const;
-  }
-}
-
 function runLoopMachine(): void {
-  for (let loop = 0; loop < LOOPS; loop++) {
-    const input: LoopInput = {
-      loopId: `L${loop}`,
-      originSessionId: 'S',
-      agent: 'default',
-      basePrompt: `task ${loop}`,
-      mode: 'inherit',
-      total: ROUNDS_PER_LOOP,
-      requested: ROUNDS_PER_LOOP,
-      clamped: false,
-      promptFingerprint: 'fp',
-      at: 0,
-    };
-    const actor = createActor(loopMachine, { input });
-    actor.on('loop_effects', ({ effects }) => {
-      for (const effect of effects as readonly LoopEffect[]) {
-        const answer = answerOf(effect, 0);
-        if (answer) actor.send(answer);
-      }
-    });
-    actor.start();
-    actor.send({ type: 'loop.prepared', at: 0 });
-    if (actor.getSnapshot().status !== 'done') throw new Error('loop machine did not finish');
-  }
+  for (let loop = 0; loop < LOOPS; loop++) runBareLoop(`L${loop}`, ROUNDS_PER_LOOP);
 }
 
 async function runRolebox(): Promise<void> {

@@ -7,7 +7,8 @@
 //   P10 start() over 100 000 stored idle sessions ≤ 1 s; stop() with 10 000 live ≤ 1 s
 //   P11 100 000 paused approval workflows (need_approval → passivated): resident ≤ 200 B
 //       each; resuming one (signal answer) ≤ 2× answering a live one; and with default
-//       options (passivateWhenWaiting on, no clock advanced) ≤ 200 B each, against it off
+//       options (passivateWhenWaiting on, no clock advanced) ≤ 200 B each, against it off;
+//       and, in the same run, the same resume / live answer on the machines driven bare
 // Each part runs in a fresh process (node --expose-gc): a heap figure needs a heap nobody
 // else filled, and a part that builds 100 000 sessions must not colour the timing of the
 // others. Timings are medians of samples that alternate with their baseline, so that drift
@@ -17,6 +18,7 @@ import { mkdtempSync, rmSync } from 'node:fs';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import { createActor } from 'xstate';
+import { sessionActorId } from '../src/base/actor-ids.js';
 import {
   createRolebox,
   defineFunction,
@@ -37,7 +39,7 @@ import {
   timeNs,
   writeResult,
 } from './measure.js';
-import { restoreBare } from './support/bare-routing.js';
+import { deliverBare, restoreBare } from './support/bare-routing.js';
 import { roleboxMachines } from './support/rolebox-machines.js';
 
 const answered = 'signal_observed(answer)';
@@ -396,6 +398,65 @@ async function partPaused(count: number): Promise<Record<string, number>> {
   };
 }
 
+// P11's floor: the same resume and live answer on the machines rolebox runs, driven bare
+// (the system machine of rolebox/machines, routed as the runtime routes commands), each
+// paused session's persisted snapshot kept as JSON: a resume parses it, restores the
+// session under its shard and sends the answer; the baseline sends the answer to a live
+// session in the same state. What XState's restore of this actor tree costs against a live
+// step, with no runtime around it.
+
+function partResumeFloor(): Record<string, number> {
+  const BATCH = 1_000;
+  const LIVE_BATCH = 250;
+  const SAMPLES = 11;
+  const { system } = roleboxMachines(functions, new SimulatedClock(1_000_000));
+  const root = createActor(system).start();
+  const at = 1_000_000;
+  const paused = (id: string) => {
+    root.send({ type: 'system.open_session', sessionId: id, at, nonce: id });
+    deliverBare(root, id, { type: 'session.activate', name: 'approval', at });
+    deliverBare(root, id, {
+      type: 'session.signal',
+      signal: { type: 'need_approval', payload: { reason: 'refund over $500' } },
+      at,
+    });
+  };
+  const stored = new Map<string, string>();
+  const passivate = (id: string) => root.send({ type: 'system.passivate_session', sessionId: id });
+  const answer = (id: string) =>
+    deliverBare(root, id, { type: 'session.signal', signal: { type: 'answer', payload: {} }, at });
+  const liveNs: number[] = [];
+  const resumeNs: number[] = [];
+  for (let sample = 0; sample < SAMPLES; sample++) {
+    const live = Array.from({ length: LIVE_BATCH }, (_, index) => `live${sample}_${index}`);
+    const batch = Array.from({ length: BATCH }, (_, index) => `p${sample}_${index}`);
+    for (const id of live) paused(id);
+    for (const id of batch) {
+      paused(id);
+      stored.set(id, JSON.stringify(root.system.get(sessionActorId(id)).getPersistedSnapshot()));
+      passivate(id);
+    }
+    liveNs.push(timeNsSync(() => live.forEach(answer)) / LIVE_BATCH);
+    resumeNs.push(
+      timeNsSync(() => {
+        for (const id of batch) {
+          restoreBare(root, id, at, JSON.parse(stored.get(id) as string));
+          answer(id);
+        }
+      }) / BATCH,
+    );
+    // Left live they would grow the tree sample by sample; rolebox's LRU bounds it too.
+    for (const id of [...live, ...batch]) passivate(id);
+  }
+  if (root.getSnapshot().status !== 'active') throw new Error('the bare system machine failed');
+  root.stop();
+  // The first sample warms up.
+  return {
+    liveAnswerUs: median(liveNs.slice(1)) / 1000,
+    resumeUs: median(resumeNs.slice(1)) / 1000,
+  };
+}
+
 // ---------------------------------------------------------------------------------------
 // P11 with default options: paused approval workflows on SQLite, no clock advanced (no idle
 // sweep, under maxLiveSessions): what each keeps resident once its step is saved, with
@@ -432,6 +493,7 @@ const PARTS = {
   stop: () => partStop(),
   paused: (count: string | undefined) => partPaused(Number(count ?? 100_000)),
   pausedDefault: (mode: string | undefined) => partPausedDefault(mode),
+  resumeFloor: async () => partResumeFloor(),
 } satisfies Record<string, BenchPart>;
 
 const one = await benchParts(import.meta.filename, 'virtual-actors', PARTS);
@@ -443,6 +505,7 @@ if (one) {
   // stop() takes one sample per process (it ends the rolebox): five processes.
   const stops = [0, 1, 2, 3, 4].map(() => one<Figures>('stop'));
   const paused = one<Figures>('paused', [process.env.ROLEBOX_BENCH_PAUSED ?? '100000']);
+  const resumeFloor = one<Figures>('resumeFloor');
   const pausedOn = one<Figures>('pausedDefault', ['on']);
   const pausedOff = one<Figures>('pausedDefault', ['off']);
   const stopMs = median(stops.map((stop) => stop.stopMs as number));
@@ -495,6 +558,12 @@ if (one) {
         (paused.resumeWithSettleUs as number) / (paused.liveAnswerWithSettleUs as number),
       ),
       ...figures(paused),
+      machinesBare: {
+        measure:
+          'the floor: the same resume (JSON.parse, restore under its shard, answer) / answer on the system machine of rolebox/machines driven bare, routed as the runtime routes commands, no runtime',
+        ratio: rounded((resumeFloor.resumeUs as number) / (resumeFloor.liveAnswerUs as number)),
+        ...figures(resumeFloor),
+      },
     },
     P11default: {
       measure:

@@ -1,7 +1,8 @@
 // The approval workflow on rolebox's machines driven bare: the system machine of
 // rolebox/machines in one XState actor, sent the same events the runtime sends for a
 // workflow (open, activate, need_approval; restore, answer, idle), each step's session
-// snapshot kept as JSON in a Map as a store would keep it, the session passivated after the
+// snapshot kept as JSON as a store would keep it (in a Map, or a row of a SQLite table
+// written as it is taken: bare-records.ts), the session passivated after the
 // pause and restored from that JSON for the answer, commands routed as the runtime routes
 // them (bare-routing.ts). No runtime: no claim, checksum,
 // envelope, check, directory, command guard, receipts, outbox or timers. It is the floor
@@ -11,6 +12,8 @@ import { createActor, type InspectionEvent } from 'xstate';
 import { realClock } from '../../src/adapters/real-clock.js';
 import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
 import type { FunctionDefinition } from '../../src/index.js';
+import type { RoleboxMachines } from '../../src/rolebox/build-machines.js';
+import { type BareRecords, memoryRecords } from './bare-records.js';
 import { deliverBare, restoreBare } from './bare-routing.js';
 import { roleboxMachines } from './rolebox-machines.js';
 
@@ -20,28 +23,52 @@ export interface BareApprovals {
   resume(id: string): Promise<void>;
   quiesce(): Promise<void>;
   live(): number | undefined;
+  /** The SQLite file, when the records are kept in one. */
+  readonly file?: string;
   close(): Promise<void>;
+}
+
+/** Where the bare machines keep their sessions, and what else they do. */
+export interface BareApprovalOptions {
+  /** Where each step's session snapshot is kept (default: a Map). Closed with the runner. */
+  readonly records?: BareRecords;
+  /**
+   * At most this many finished sessions stay live, the oldest passivated beyond it (as a
+   * rolebox's `maxLiveSessions` passivates the least recently used); default: all stay.
+   */
+  readonly maxLive?: number;
+  /** Sees every XState step, to count them. */
+  readonly inspect?: (event: InspectionEvent) => void;
+}
+
+/** The system machine for each definition, built once (a fresh runner per workflow reuses it). */
+const systemMachines = new WeakMap<FunctionDefinition, RoleboxMachines['system']>();
+
+function systemMachineOf(approval: FunctionDefinition): RoleboxMachines['system'] {
+  let system = systemMachines.get(approval);
+  if (!system) {
+    system = roleboxMachines([approval], realClock).system;
+    systemMachines.set(approval, system);
+  }
+  return system;
 }
 
 /**
  * The approval workflow of `approval` on the bare machines, sessions passivated while they
- * wait; `inspect` (optional) sees every XState step, to count them.
+ * wait.
  */
 export function bareMachineApprovals(
   approval: FunctionDefinition,
-  inspect?: (event: InspectionEvent) => void,
+  { records = memoryRecords(), maxLive, inspect }: BareApprovalOptions = {},
 ): BareApprovals {
-  const root = createActor(
-    roleboxMachines([approval], realClock).system,
-    inspect ? { inspect } : {},
-  );
+  const root = createActor(systemMachineOf(approval), inspect ? { inspect } : {});
   root.start();
-  const stored = new Map<string, string>();
-  let live = 0;
+  // Finished sessions kept live, oldest first.
+  const finished: string[] = [];
   const deliver = (sessionId: string, command: object) => deliverBare(root, sessionId, command);
   const save = (sessionId: string) => {
     const actor = root.system.get(sessionActorId(sessionId));
-    stored.set(sessionId, JSON.stringify(actor.getPersistedSnapshot()));
+    records.set(sessionId, JSON.stringify(actor.getPersistedSnapshot()));
     return actor;
   };
   return {
@@ -63,7 +90,7 @@ export function bareMachineApprovals(
     },
     async resume(id) {
       const at = Date.now();
-      const text = stored.get(id);
+      const text = records.get(id);
       if (text === undefined) throw new Error(`bare machines: ${id} was not stored`);
       restoreBare(root, id, at, JSON.parse(text));
       deliver(id, {
@@ -78,12 +105,17 @@ export function bareMachineApprovals(
       if (context.retiredFunctions[approval.name]?.reason !== 'completed')
         throw new Error(`bare machines: ${id} did not complete`);
       // A finished workflow stays live, as a rolebox session does until its idle sweep.
-      live++;
+      finished.push(id);
+      const oldest =
+        maxLive !== undefined && finished.length > maxLive ? finished.shift() : undefined;
+      if (oldest !== undefined) root.send({ type: 'system.passivate_session', sessionId: oldest });
     },
     quiesce: async () => {},
-    live: () => live,
+    live: () => finished.length,
+    ...(records.file ? { file: records.file } : {}),
     async close() {
       root.stop();
+      records.close();
     },
   };
 }
