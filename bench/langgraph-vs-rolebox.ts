@@ -20,6 +20,8 @@
 //  - paused: 10 000 paused approval workflows at once, rolebox passivating all but the
 //    last `maxLiveSessions` (virtual actors, DESIGN §7): memory and file bytes per paused
 //    workflow, then every one resumed (time per resume).
+// Beside them, a third contender where a goal is not met: rolebox's own machines driven bare,
+// with no runtime (`machines`, bench/support/bare-*.ts): the floor each workload hits.
 // Every measurement runs in a fresh child process (`--expose-gc`), the systems alternating,
 // and the ratios pair the children of one sample: the machine is shared and noisy, only
 // ratios measured in one run compare. Goals (the virtual-actor issue): LangGraph time /
@@ -58,8 +60,10 @@ import { memoryRecords, sharedRecords, sqliteRecords } from './support/bare-reco
  * The contenders. `rolebox-live` is rolebox without a store (every session stays a live
  * actor): not a pair for the goals, since it persists nothing, but it shows what the store
  * and passivation cost or save. `machines` is rolebox's machines driven bare with the same
- * events, sessions kept as JSON in a Map (bench/support/bare-machines.ts): the floor the
- * actor tree sets, in the same run — what rolebox would reach with a runtime costing nothing.
+ * events (bench/support/bare-machines.ts), sessions kept as JSON in the same medium (a Map
+ * or a SQLite table, bare-records.ts): the floor the actor tree sets, in the same run —
+ * what rolebox would reach with a runtime costing nothing; for the loops, the loop machine
+ * alone (bare-loop.ts, P2's baseline).
  */
 const SYSTEMS = ['langgraph', 'rolebox', 'rolebox-live', 'machines'] as const;
 type System = (typeof SYSTEMS)[number];
@@ -385,25 +389,25 @@ async function measureLoop(system: System, medium: Medium): Promise<number[]> {
       if (done.rounds.length !== LOOP.rounds) throw new Error('langgraph loop did not finish');
     };
   } else if (system === 'machines') {
-    // The floor: the nine-phase loop machine driven bare (P2's baseline), no session or
-    // registry around it; checkpointed, its persisted snapshot after each step as JSON.
+    // The floor: the nine-phase loop machine driven bare (P2's baseline), with no session,
+    // shard, root or registry around it (so a floor for the loop machine, not for the tree
+    // a rolebox runs it in); checkpointed, its persisted snapshot saved as JSON once the
+    // loop is done, as often as rolebox saves here (below).
     const checkpoints = new Map<string, string>();
     runLoop = async (index) => {
       const id = `l${index}`;
-      runBareLoop(
-        id,
-        LOOP.rounds,
-        medium === 'none'
-          ? undefined
-          : (persisted) => void checkpoints.set(id, JSON.stringify(persisted)),
-      );
+      const done = runBareLoop(id, LOOP.rounds);
+      if (medium !== 'none') checkpoints.set(id, JSON.stringify(done.persisted()));
     };
   } else {
     const store = roleboxStore(medium, '');
     const rb: Rolebox = createRolebox({
       dispatcher: new ScriptedDispatcher(() => 'answer'),
       limits: { interRoundDelayMs: 0 },
-      // Every change saved at once, as MemorySaver checkpoints every step.
+      // Saved without debounce. The save timer still waits for a turn of the event loop, and
+      // a worker that answers at once lets all five rounds run before it: rolebox stores
+      // each loop once here (after its end), where MemorySaver checkpoints every step. With
+      // a worker that takes time, each round's change is saved as it comes.
       ...(store ? { store, saveDebounceMs: 0 } : {}),
     });
     await rb.start();

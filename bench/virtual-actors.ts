@@ -39,6 +39,7 @@ import {
   timeNs,
   writeResult,
 } from './measure.js';
+import { sqliteRecords } from './support/bare-records.js';
 import { deliverBare, restoreBare } from './support/bare-routing.js';
 import { roleboxMachines } from './support/rolebox-machines.js';
 
@@ -400,10 +401,11 @@ async function partPaused(count: number): Promise<Record<string, number>> {
 
 // P11's floor: the same resume and live answer on the machines rolebox runs, driven bare
 // (the system machine of rolebox/machines, routed as the runtime routes commands), each
-// paused session's persisted snapshot kept as JSON: a resume parses it, restores the
-// session under its shard and sends the answer; the baseline sends the answer to a live
-// session in the same state. What XState's restore of this actor tree costs against a live
-// step, with no runtime around it.
+// paused session's persisted snapshot kept as JSON in a SQLite table as P11's rolebox keeps
+// it in SQLite (bare-records.ts): a resume reads and parses it, restores the session under
+// its shard and sends the answer; the baseline sends the answer to a live session in the
+// same state. What reading and restoring this actor tree costs against a live step, with no
+// runtime around it.
 
 function partResumeFloor(): Record<string, number> {
   const BATCH = 1_000;
@@ -421,7 +423,8 @@ function partResumeFloor(): Record<string, number> {
       at,
     });
   };
-  const stored = new Map<string, string>();
+  const dir = mkdtempSync(join(tmpdir(), 'rolebox-va-'));
+  const stored = sqliteRecords(join(dir, 'machines.db'));
   const passivate = (id: string) => root.send({ type: 'system.passivate_session', sessionId: id });
   const answer = (id: string) =>
     deliverBare(root, id, { type: 'session.signal', signal: { type: 'answer', payload: {} }, at });
@@ -450,6 +453,8 @@ function partResumeFloor(): Record<string, number> {
   }
   if (root.getSnapshot().status !== 'active') throw new Error('the bare system machine failed');
   root.stop();
+  stored.close();
+  rmSync(dir, { recursive: true, force: true });
   // The first sample warms up.
   return {
     liveAnswerUs: median(liveNs.slice(1)) / 1000,
@@ -560,7 +565,7 @@ if (one) {
       ...figures(paused),
       machinesBare: {
         measure:
-          'the floor: the same resume (JSON.parse, restore under its shard, answer) / answer on the system machine of rolebox/machines driven bare, routed as the runtime routes commands, no runtime',
+          'the floor: the same resume (read from a SQLite table, JSON.parse, restore under its shard, answer) / answer on the system machine of rolebox/machines driven bare, routed as the runtime routes commands, no runtime',
         ratio: rounded((resumeFloor.resumeUs as number) / (resumeFloor.liveAnswerUs as number)),
         ...figures(resumeFloor),
       },

@@ -67,15 +67,11 @@ function answerOf(effect: LoopEffect, at: number) {
 }
 
 /**
- * Runs loop `loopId` of `rounds` rounds to its end on the bare loop machine; `checkpoint`
- * (optional) is given the machine's persisted snapshot after every step it takes, as a
- * checkpointer would store it. Throws when the loop does not finish.
+ * Runs loop `loopId` of `rounds` rounds to its end on the bare loop machine. Returns what a
+ * store would keep of it once done: its persisted snapshot. Throws when the loop does not
+ * finish.
  */
-export function runBareLoop(
-  loopId: string,
-  rounds: number,
-  checkpoint?: (persisted: unknown) => void,
-): void {
+export function runBareLoop(loopId: string, rounds: number): { persisted(): unknown } {
   const input: LoopInput = {
     loopId,
     originSessionId: 'S',
@@ -95,9 +91,9 @@ export function runBareLoop(
       if (answer) actor.send(answer);
     }
   });
-  if (checkpoint) actor.subscribe(() => checkpoint(actor.getPersistedSnapshot()));
   actor.start();
   actor.send({ type: 'loop.prepared', at: 0 });
   if (actor.getSnapshot().status !== 'done')
     throw new Error(`loop machine ${loopId} did not finish`);
+  return { persisted: () => actor.getPersistedSnapshot() };
 }

@@ -1,13 +1,13 @@
 // The approval workflow on rolebox's machines driven bare: the system machine of
 // rolebox/machines in one XState actor, sent the same events the runtime sends for a
-// workflow (open, activate, need_approval; restore, answer, idle), each step's session
-// snapshot kept as JSON as a store would keep it (in a Map, or a row of a SQLite table
-// written as it is taken: bare-records.ts), the session passivated after the
-// pause and restored from that JSON for the answer, commands routed as the runtime routes
-// them (bare-routing.ts). No runtime: no claim, checksum,
-// envelope, check, directory, command guard, receipts, outbox or timers. It is the floor
-// W1 hits with this actor tree (root → shard → session → function), measured in the same
-// run as LangGraph and rolebox, as P2 judges a loop round against the loop machine.
+// workflow (open, activate, need_approval; restore, answer, idle), commands routed as the
+// runtime routes them (bare-routing.ts), each step's session snapshot kept as JSON as a
+// store would keep it (in a Map, or a row of a SQLite table: bare-records.ts), the session
+// passivated after the pause and restored from that JSON for the answer. No runtime: no
+// claim, checksum, envelope, check, directory, command guard, receipts, outbox or timers.
+// It is the floor the approval workloads hit with this actor tree (root → shard → session →
+// function), measured in the same run as LangGraph and rolebox, as P2 judges a loop round
+// against the loop machine.
 import { createActor, type InspectionEvent } from 'xstate';
 import { realClock } from '../../src/adapters/real-clock.js';
 import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
@@ -104,7 +104,8 @@ export function bareMachineApprovals(
       };
       if (context.retiredFunctions[approval.name]?.reason !== 'completed')
         throw new Error(`bare machines: ${id} did not complete`);
-      // A finished workflow stays live, as a rolebox session does until its idle sweep.
+      // A finished workflow stays live, as a rolebox session does until its idle sweep or,
+      // beyond `maxLive`, until the least recently used are passivated.
       finished.push(id);
       const oldest =
         maxLive !== undefined && finished.length > maxLive ? finished.shift() : undefined;
