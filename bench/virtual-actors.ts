@@ -40,7 +40,7 @@ import {
   writeResult,
 } from './measure.js';
 import { sqliteRecords } from './support/bare-records.js';
-import { deliverBare, restoreBare } from './support/bare-routing.js';
+import { deliverBare, openPausedBare, restoreBare } from './support/bare-routing.js';
 import { roleboxMachines } from './support/rolebox-machines.js';
 
 const answered = 'signal_observed(answer)';
@@ -414,15 +414,7 @@ function partResumeFloor(): Record<string, number> {
   const { system } = roleboxMachines(functions, new SimulatedClock(1_000_000));
   const root = createActor(system).start();
   const at = 1_000_000;
-  const paused = (id: string) => {
-    root.send({ type: 'system.open_session', sessionId: id, at, nonce: id });
-    deliverBare(root, id, { type: 'session.activate', name: 'approval', at });
-    deliverBare(root, id, {
-      type: 'session.signal',
-      signal: { type: 'need_approval', payload: { reason: 'refund over $500' } },
-      at,
-    });
-  };
+  const paused = (id: string) => openPausedBare(root, id, 'approval', at, 'refund over $500');
   const dir = mkdtempSync(join(tmpdir(), 'rolebox-va-'));
   const stored = sqliteRecords(join(dir, 'machines.db'));
   const passivate = (id: string) => root.send({ type: 'system.passivate_session', sessionId: id });

@@ -14,7 +14,7 @@ import { functionChildId, sessionActorId } from '../../src/base/actor-ids.js';
 import type { FunctionDefinition } from '../../src/index.js';
 import type { RoleboxMachines } from '../../src/rolebox/build-machines.js';
 import { type BareRecords, memoryRecords } from './bare-records.js';
-import { deliverBare, restoreBare } from './bare-routing.js';
+import { deliverBare, openPausedBare, restoreBare } from './bare-routing.js';
 import { roleboxMachines } from './rolebox-machines.js';
 
 /** A workflow runner: the shape the LangGraph comparison drives each contender through. */
@@ -73,14 +73,7 @@ export function bareMachineApprovals(
   };
   return {
     async pause(id) {
-      const at = Date.now();
-      root.send({ type: 'system.open_session', sessionId: id, at, nonce: id });
-      deliver(id, { type: 'session.activate', name: approval.name, at });
-      deliver(id, {
-        type: 'session.signal',
-        signal: { type: 'need_approval', payload: { reason: 'prod' } },
-        at,
-      });
+      openPausedBare(root, id, approval.name, Date.now(), 'prod');
       if (
         save(id).getSnapshot().children[functionChildId(approval.name)]?.getSnapshot().value !==
         'gated'

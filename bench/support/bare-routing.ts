@@ -27,3 +27,24 @@ export function restoreBare(
   if (shard) shard.send({ type: 'shard.spawn', input: { sessionId, at, restore: snapshot } });
   else root.send({ type: 'system.restore_session', sessionId, openedAt: at, snapshot });
 }
+
+/**
+ * Opens session `sessionId` under system actor `root` and leaves it waiting on a human: the
+ * commands the runtime sends for `openSession`, `activate(functionName)` and a
+ * `need_approval` signal giving `reason`.
+ */
+export function openPausedBare(
+  root: AnyActorRef,
+  sessionId: string,
+  functionName: string,
+  at: number,
+  reason: string,
+): void {
+  root.send({ type: 'system.open_session', sessionId, at, nonce: sessionId });
+  deliverBare(root, sessionId, { type: 'session.activate', name: functionName, at });
+  deliverBare(root, sessionId, {
+    type: 'session.signal',
+    signal: { type: 'need_approval', payload: { reason } },
+    at,
+  });
+}
