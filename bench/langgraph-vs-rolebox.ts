@@ -52,7 +52,7 @@ import {
 import { SqliteSnapshotStore } from '../src/sqlite.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { median, timeNs, writeResult } from './measure.js';
-import { runBareLoop } from './support/bare-loop.js';
+import { bareLoopTree } from './support/bare-loop.js';
 import { bareMachineApprovals } from './support/bare-machines.js';
 import { memoryRecords, sharedRecords, sqliteRecords } from './support/bare-records.js';
 
@@ -62,8 +62,8 @@ import { memoryRecords, sharedRecords, sqliteRecords } from './support/bare-reco
  * and passivation cost or save. `machines` is rolebox's machines driven bare with the same
  * events (bench/support/bare-machines.ts), sessions kept as JSON in the same medium (a Map
  * or a SQLite table, bare-records.ts): the floor the actor tree sets, in the same run —
- * what rolebox would reach with a runtime costing nothing; for the loops, the loop machine
- * alone (bare-loop.ts, P2's baseline).
+ * what rolebox would reach with a runtime costing nothing; for the loops, the loop machine in
+ * its session tree (bare-loop.ts's bareLoopTree; P2 reports it beside its baseline).
  */
 const SYSTEMS = ['langgraph', 'rolebox', 'rolebox-live', 'machines'] as const;
 type System = (typeof SYSTEMS)[number];
@@ -83,10 +83,11 @@ const PLAN = {
   'fresh-sqlite': { langgraph: 'sqlite', rolebox: 'sqlite', machines: 'sqlite' },
   'fresh-sqlite-open': { langgraph: 'sqlite', rolebox: 'sqlite', machines: 'sqlite' },
   // Nothing to pause in a loop: both run without persistence, LangGraph compiled without
-  // a checkpointer, rolebox without a store; the machines' floor is the loop machine alone.
+  // a checkpointer, rolebox without a store; the machines' floor is the loop machine in its
+  // session tree, driven bare.
   loop: { langgraph: 'none', rolebox: 'none', machines: 'none' },
-  // The same loop with every step checkpointed in memory (MemorySaver / MemorySnapshotStore;
-  // the loop machine's persisted snapshot after each of its steps, as JSON in a Map).
+  // The same loop checkpointed in memory (MemorySaver after every step / MemorySnapshotStore;
+  // the bare tree's session snapshot as JSON in a Map once the loop is done, as rolebox saves).
   'loop-checkpointed': { langgraph: 'memory', rolebox: 'memory', machines: 'memory' },
   'paused-memory': {
     langgraph: 'memory',
@@ -389,16 +390,17 @@ async function measureLoop(system: System, medium: Medium): Promise<number[]> {
       if (done.rounds.length !== LOOP.rounds) throw new Error('langgraph loop did not finish');
     };
   } else if (system === 'machines') {
-    // The floor: the nine-phase loop machine driven bare (P2's baseline), with no session,
-    // shard, root or registry around it (so a floor for the loop machine, not for the tree
-    // a rolebox runs it in); checkpointed, its persisted snapshot saved as JSON once the
+    // The floor: the loop machine in the tree a rolebox runs it in (root → shard → session →
+    // loop, bare-loop.ts's bareLoopTree), one session per loop left open as rolebox's are,
+    // with no runtime; checkpointed, the session's persisted snapshot saved as JSON once the
     // loop is done, as often as rolebox saves here (below).
+    const tree = bareLoopTree();
     const checkpoints = new Map<string, string>();
     runLoop = async (index) => {
-      const id = `l${index}`;
-      const done = runBareLoop(id, LOOP.rounds);
-      if (medium !== 'none') checkpoints.set(id, JSON.stringify(done.persisted()));
+      const done = tree.run(`s${index}`, `l${index}`, LOOP.rounds);
+      if (medium !== 'none') checkpoints.set(`s${index}`, JSON.stringify(done.persisted()));
     };
+    close = async () => tree.stop();
   } else {
     const store = roleboxStore(medium, '');
     const rb: Rolebox = createRolebox({
@@ -711,7 +713,7 @@ if (mode === '--one') {
   const wanted = (name: Scenario) => only.includes(name);
   const figures = {
     description:
-      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events, routed as the runtime routes them, each session’s snapshot saved as JSON in the same medium (a Map, or a row of a SQLite table) and no runtime: the floor this actor tree sets (loops: the loop machine alone, P2’s baseline); roleboxOverMachines = rolebox time / the bare machines’ time, paired within a sample: the runtime’s share',
+      'the same workflows in LangGraph.js and rolebox, each measurement in a fresh child process, the systems alternating; times in µs per workflow (loop: per 5-round loop), ratio = LangGraph time / rolebox time paired within one sample, median over samples (goal ≥ 5); memory per paused workflow = heapUsed + external after gc (goal: rolebox ≤ LangGraph); rolebox-live = rolebox without a store, for reference only; againstMachinesBare = LangGraph / rolebox’s machines driven bare with the same events, routed as the runtime routes them, each session’s snapshot saved as JSON in the same medium (a Map, or a row of a SQLite table) and no runtime: the floor this actor tree sets (loops: the loop machine in its session tree); roleboxOverMachines = rolebox time / the bare machines’ time, paired within a sample: the runtime’s share',
     versions: {
       '@langchain/langgraph': versionOf('@langchain/langgraph'),
       '@langchain/langgraph-checkpoint-sqlite': versionOf('@langchain/langgraph-checkpoint-sqlite'),

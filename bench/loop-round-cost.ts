@@ -9,7 +9,7 @@ import { assign, createActor, setup } from 'xstate';
 import { createRolebox } from '../src/index.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
 import { atMost, median, timeNs, writeResult } from './measure.js';
-import { runBareLoop } from './support/bare-loop.js';
+import { bareLoopTree, runBareLoop } from './support/bare-loop.js';
 
 const ROUNDS_PER_LOOP = 50;
 const LOOPS = 40;
@@ -58,6 +58,13 @@ function runLoopMachine(): void {
   for (let loop = 0; loop < LOOPS; loop++) runBareLoop(`L${loop}`, ROUNDS_PER_LOOP);
 }
 
+/** The same loops in the tree a rolebox runs them in (root → shard → session → loop), bare. */
+function runLoopTree(): void {
+  const tree = bareLoopTree();
+  for (let loop = 0; loop < LOOPS; loop++) tree.run(`S${loop}`, `L${loop}`, ROUNDS_PER_LOOP);
+  tree.stop();
+}
+
 async function runRolebox(): Promise<void> {
   const dispatcher = new ScriptedDispatcher(() => 'ok');
   const rb = createRolebox({ dispatcher, limits: { interRoundDelayMs: 0 } });
@@ -82,18 +89,23 @@ const rounds = LOOPS * ROUNDS_PER_LOOP;
 // Warm up both, then alternate samples so drift in machine load hits both alike.
 runBare();
 runLoopMachine();
+runLoopTree();
 await runRolebox();
 const bare: number[] = [];
 const machine: number[] = [];
+const tree: number[] = [];
 const rolebox: number[] = [];
 for (let sample = 0; sample < SAMPLES; sample++) {
   bare.push((await timeNs(runBare)) / rounds);
   machine.push((await timeNs(runLoopMachine)) / rounds);
+  tree.push((await timeNs(runLoopTree)) / rounds);
   rolebox.push((await timeNs(runRolebox)) / rounds);
 }
-const spread = (values: number[]) => {
-  const ratios = values.map((value, index) => value / (machine[index] as number));
-  return [Math.min(...ratios), Math.max(...ratios)].map((ratio) => Math.round(ratio * 100) / 100);
+const round2 = (value: number) => Math.round(value * 100) / 100;
+/** The min–max of `values` over `baseline`, paired per sample. */
+const spread = (values: number[], baseline: number[] = machine) => {
+  const ratios = values.map((value, index) => value / (baseline[index] as number));
+  return [Math.min(...ratios), Math.max(...ratios)].map(round2);
 };
 await writeResult('loop-round-cost', {
   description:
@@ -105,6 +117,13 @@ await writeResult('loop-round-cost', {
   roleboxNsPerRound: Math.round(median(rolebox)),
   ratio: atMost(median(rolebox) / median(machine), 1.5, '×'),
   ratioSpread: spread(rolebox),
-  machineOverOneEventPerPhase: Math.round((median(machine) / median(bare)) * 100) / 100,
+  // The floor: the loop machine in its session tree driven bare (bare-loop.ts, bareLoopTree),
+  // and what the runtime adds over it.
+  treeNsPerRound: Math.round(median(tree)),
+  treeOverMachine: round2(median(tree) / median(machine)),
+  treeOverMachineSpread: spread(tree),
+  roleboxOverTree: round2(median(rolebox) / median(tree)),
+  roleboxOverTreeSpread: spread(rolebox, tree),
+  machineOverOneEventPerPhase: round2(median(machine) / median(bare)),
   ratioToOneEventPerPhase: atMost(median(rolebox) / median(bare), 3, '×'),
 });
