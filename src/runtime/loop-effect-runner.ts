@@ -21,18 +21,43 @@ export interface LoopEffectRunnerDeps {
 /** A task watch: its task, whether its first report (the status check) is in, how to stop it. */
 interface TaskWatch {
   readonly taskId: string;
-  /** Settles once the watch has made its first report, or was stopped. */
-  readonly checked: Promise<void>;
+  /** Settled once the watch has made its first report, or was stopped. */
+  readonly checked: Settled;
   stop(): void;
 }
 
-/** An armed deadline: its due time, its timer, and when it fired or was disarmed. */
+/** An armed deadline: its due time, its timer, and whether it fired or was disarmed. */
 interface ArmedDeadline {
   readonly at: number;
   readonly handle: TimerHandle;
-  /** Settles once the deadline has been answered, or disarmed. */
-  readonly over: Promise<void>;
-  end(): void;
+  /** Settled once the deadline has been answered, or disarmed. */
+  readonly over: Settled;
+}
+
+/**
+ * Something that happens once (a first report, a deadline's end), awaited only by
+ * {@link LoopEffectRunner.answered}: its promise is made only when asked for, since every
+ * round arms a deadline and starts a watch that nobody awaits while the session stays live.
+ */
+class Settled {
+  #done = false;
+  #promise: Promise<void> | undefined;
+  #resolve: (() => void) | undefined;
+
+  /** Marks it settled (again: nothing more happens). */
+  settle(): void {
+    this.#done = true;
+    this.#resolve?.();
+  }
+
+  /** Resolves once it is settled (at once when it is). */
+  get promise(): Promise<void> {
+    if (this.#done) return Promise.resolve();
+    this.#promise ??= new Promise<void>((resolve) => {
+      this.#resolve = resolve;
+    });
+    return this.#promise;
+  }
 }
 
 /** What one loop has running out there: the task it watches, the deadlines it waits for. */
@@ -85,7 +110,8 @@ export class LoopEffectRunner {
       loop.watch.stop();
       delete loop.watch;
     }
-    for (const name of [...loop.deadlines.keys()]) {
+    // (a Map's iteration survives deleting the entry it is at)
+    for (const name of loop.deadlines.keys()) {
       if (!effects.some((effect) => effect.kind === 'arm_deadline' && effect.deadline === name))
         this.#disarm(loop, name);
     }
@@ -100,7 +126,7 @@ export class LoopEffectRunner {
     const loop = this.#loops.get(loopId);
     if (!loop) return;
     loop.watch?.stop();
-    for (const name of [...loop.deadlines.keys()]) this.#disarm(loop, name);
+    for (const name of loop.deadlines.keys()) this.#disarm(loop, name);
     this.#loops.delete(loopId);
   }
 
@@ -116,8 +142,9 @@ export class LoopEffectRunner {
     const loop = this.#loops.get(loopId);
     if (!loop) return Promise.resolve();
     const waits = [...loop.inFlight.values()];
-    if (loop.watch) waits.push(loop.watch.checked);
-    for (const armed of loop.deadlines.values()) if (armed.at <= dueBy) waits.push(armed.over);
+    if (loop.watch) waits.push(loop.watch.checked.promise);
+    for (const armed of loop.deadlines.values())
+      if (armed.at <= dueBy) waits.push(armed.over.promise);
     return Promise.all(waits.map((wait) => wait.catch(() => {}))).then(() => {});
   }
 
@@ -137,12 +164,21 @@ export class LoopEffectRunner {
       this.#deps.answer(loop.sessionId, loopId, event);
   }
 
-  /** Runs a one-shot effect unless the same one is in flight, and answers with its result. */
+  /**
+   * Runs a one-shot effect unless the same one is in flight, and answers with its result
+   * (`run` never rejects: each effect turns a failure into its answer). It counts as in
+   * flight until its answer has been delivered, so that a need the answer causes does not
+   * perform it again.
+   */
   #once(loopId: string, loop: LoopWatches, id: string, run: () => Promise<LoopAnswer>): void {
     if (loop.inFlight.has(id)) return;
-    const done = run()
-      .then((event) => this.#answer(loopId, loop, event))
-      .finally(() => loop.inFlight.delete(id));
+    const done = run().then((event) => {
+      try {
+        this.#answer(loopId, loop, event);
+      } finally {
+        loop.inFlight.delete(id);
+      }
+    });
     loop.inFlight.set(id, done);
   }
 
@@ -226,12 +262,11 @@ export class LoopEffectRunner {
         if (armed?.at === effect.at) return;
         if (armed) this.#disarm(loop, effect.deadline);
         const { deadline, at } = effect;
-        let end = () => {};
-        const over = new Promise<void>((resolve) => (end = resolve));
+        const over = new Settled();
         const handle = clock.setTimeout(
           () => {
             loop.deadlines.delete(deadline);
-            end();
+            over.settle();
             // The timer firing is the clock saying the deadline has come (reachedAt says why).
             this.#answer(loopId, loop, {
               type: 'loop.deadline_reached',
@@ -241,7 +276,7 @@ export class LoopEffectRunner {
           },
           Math.max(0, at - clock.now()),
         );
-        loop.deadlines.set(deadline, { at, handle, over, end });
+        loop.deadlines.set(deadline, { at, handle, over });
         return;
       }
     }
@@ -255,12 +290,11 @@ export class LoopEffectRunner {
   #watch(taskId: string, dispatcher: Dispatcher, answer: (event: LoopAnswer) => void): TaskWatch {
     const { clock } = this.#deps;
     let active = true;
-    let checked = () => {};
-    const firstReport = new Promise<void>((resolve) => (checked = resolve));
+    const checked = new Settled();
     const report = (status: TaskStatus) => {
       if (active && status !== 'pending' && status !== 'running')
         answer({ type: 'loop.worker_terminated', taskId, status, at: clock.now() });
-      checked();
+      checked.settle();
     };
     let unsubscribe = () => {};
     try {
@@ -271,11 +305,11 @@ export class LoopEffectRunner {
     }
     return {
       taskId,
-      checked: firstReport,
+      checked,
       stop: () => {
         active = false;
         unsubscribe();
-        checked();
+        checked.settle();
       },
     };
   }
@@ -284,15 +318,23 @@ export class LoopEffectRunner {
     const armed = loop.deadlines.get(name);
     if (armed) {
       this.#deps.clock.clearTimeout(armed.handle);
-      armed.end();
+      armed.over.settle();
     }
     loop.deadlines.delete(name);
   }
 }
 
-/** Runs `operation`, a throw becoming a rejection (a dispatcher may throw before it is async). */
+/**
+ * Runs `operation`, a throw becoming a rejection (a dispatcher may throw before it is
+ * async). A native promise is returned as it is: wrapping it in another would cost each
+ * effect a promise and two turns of the microtask queue.
+ */
 function attempt<T>(operation: () => Promise<T>): Promise<T> {
-  return new Promise<T>((resolve) => resolve(operation()));
+  try {
+    return Promise.resolve(operation());
+  } catch (error) {
+    return Promise.reject(error);
+  }
 }
 
 /** Why an effect failed, as text. */
