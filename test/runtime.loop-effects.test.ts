@@ -163,4 +163,62 @@ describe('the loop effect runner', () => {
       expect.objectContaining({ type: 'loop.round_dispatched', key: 'L:1', taskId: 'task-1' }),
     ]);
   });
+
+  it('a dispatcher that answers dispatchRound without a task fails the round, naming what it answered', async () => {
+    const dispatcher = new ScriptedDispatcher();
+    const broken = Object.assign(Object.create(dispatcher), {
+      dispatchRound: async () => undefined,
+    }) as Dispatcher;
+    const { effects, answers } = runner(broken);
+    effects.need('S', 'L', [{ kind: 'dispatch_round', key: 'L:1', round }]);
+    await settle();
+    expect(answers.map(([, answer]) => answer)).toEqual([
+      {
+        type: 'loop.dispatch_failed',
+        key: 'L:1',
+        reason: expect.stringContaining('dispatchRound answered undefined'),
+        at: 0,
+      },
+    ]);
+  });
+
+  it('an answer that cannot be delivered leaves nothing in flight: asked again, the effect is performed again', async () => {
+    const dispatcher = new ScriptedDispatcher();
+    const clock = new SimulatedClock(0);
+    let deliveries = 0;
+    const effects = new LoopEffectRunner({
+      dispatcher,
+      clock,
+      answer: () => {
+        deliveries++;
+        if (deliveries === 1) throw new Error('delivery failed');
+      },
+    });
+    const dispatch = { kind: 'dispatch_round', key: 'L:1', round } as const;
+    effects.need('S', 'L', [dispatch]);
+    // (the failed delivery rejects what answered() waits for; it catches it)
+    const first = effects.answered('L', 0);
+    await settle();
+    await first;
+    expect(deliveries).toBe(1);
+    effects.need('S', 'L', [dispatch]);
+    await settle();
+    expect(dispatcher.dispatchCalls).toBe(2);
+    expect(deliveries).toBe(2);
+  });
+
+  it('a need the answer causes synchronously does not perform the effect again', async () => {
+    const dispatcher = new ScriptedDispatcher();
+    const clock = new SimulatedClock(0);
+    const dispatch = { kind: 'dispatch_round', key: 'L:1', round } as const;
+    const effects: LoopEffectRunner = new LoopEffectRunner({
+      dispatcher,
+      clock,
+      // As the command path does: the loop's new needs, performed before the answer returns.
+      answer: () => effects.need('S', 'L', [dispatch]),
+    });
+    effects.need('S', 'L', [dispatch]);
+    await settle();
+    expect(dispatcher.dispatchCalls).toBe(1);
+  });
 });

@@ -3,7 +3,7 @@ import { describeValue } from '../errors.js';
 import type { LoopDeadline, LoopEffect } from '../loop/effect-types.js';
 import type { LoopAnswer } from '../loop/machine-types.js';
 import type { Clock, TimerHandle } from '../ports/clock.js';
-import type { Dispatcher, TaskStatus } from '../ports/dispatcher.js';
+import type { DispatchedTask, Dispatcher, TaskStatus } from '../ports/dispatcher.js';
 
 /** What the runner needs: the dispatcher and the clock it performs effects with, and where answers go. */
 export interface LoopEffectRunnerDeps {
@@ -166,19 +166,26 @@ export class LoopEffectRunner {
 
   /**
    * Runs a one-shot effect unless the same one is in flight, and answers with its result
-   * (`run` never rejects: each effect turns a failure into its answer). It counts as in
-   * flight until its answer has been delivered, so that a need the answer causes does not
-   * perform it again.
+   * (each effect turns a dispatcher's failure into its answer). It counts as in flight until
+   * its answer has been delivered, so that a need the answer causes synchronously (the
+   * command path performs a loop's new needs before it returns) does not perform it again;
+   * an answer that cannot be delivered clears it all the same.
    */
   #once(loopId: string, loop: LoopWatches, id: string, run: () => Promise<LoopAnswer>): void {
     if (loop.inFlight.has(id)) return;
-    const done = run().then((event) => {
-      try {
-        this.#answer(loopId, loop, event);
-      } finally {
+    const done = run().then(
+      (event) => {
+        try {
+          this.#answer(loopId, loop, event);
+        } finally {
+          loop.inFlight.delete(id);
+        }
+      },
+      (error: unknown) => {
         loop.inFlight.delete(id);
-      }
-    });
+        throw error;
+      },
+    );
     loop.inFlight.set(id, done);
   }
 
@@ -199,13 +206,21 @@ export class LoopEffectRunner {
         const { key, round } = effect;
         this.#once(loopId, loop, `dispatch:${key}`, () =>
           attempt(() => dispatcher.dispatchRound(round, key)).then(
-            (task): LoopAnswer => ({
-              type: 'loop.round_dispatched',
-              key,
-              taskId: task.taskId,
-              workerSessionId: task.workerSessionId,
-              at: clock.now(),
-            }),
+            (task): LoopAnswer =>
+              isDispatchedTask(task)
+                ? {
+                    type: 'loop.round_dispatched',
+                    key,
+                    taskId: task.taskId,
+                    workerSessionId: task.workerSessionId,
+                    at: clock.now(),
+                  }
+                : {
+                    type: 'loop.dispatch_failed',
+                    key,
+                    reason: `dispatchRound answered ${describeValue(task)}, not { taskId, workerSessionId } (strings)`,
+                    at: clock.now(),
+                  },
             (error): LoopAnswer => ({
               type: 'loop.dispatch_failed',
               key,
@@ -335,6 +350,13 @@ function attempt<T>(operation: () => Promise<T>): Promise<T> {
   } catch (error) {
     return Promise.reject(error);
   }
+}
+
+/** Whether a dispatcher's answer to `dispatchRound` names its task and worker session. */
+function isDispatchedTask(task: unknown): task is DispatchedTask {
+  if (typeof task !== 'object' || task === null) return false;
+  const { taskId, workerSessionId } = task as Partial<DispatchedTask>;
+  return typeof taskId === 'string' && typeof workerSessionId === 'string';
 }
 
 /** Why an effect failed, as text. */
