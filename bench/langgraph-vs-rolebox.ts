@@ -87,7 +87,8 @@ const PLAN = {
   // session tree, driven bare.
   loop: { langgraph: 'none', rolebox: 'none', machines: 'none' },
   // The same loop checkpointed in memory (MemorySaver after every step / MemorySnapshotStore;
-  // the bare tree's session snapshot as JSON in a Map once the loop is done, as rolebox saves).
+  // the bare tree's session snapshot as JSON in a Map once the loop is done, as often as
+  // rolebox saves; rolebox also writes its system record, the loop registry, the floor not).
   'loop-checkpointed': { langgraph: 'memory', rolebox: 'memory', machines: 'memory' },
   'paused-memory': {
     langgraph: 'memory',
@@ -393,7 +394,8 @@ async function measureLoop(system: System, medium: Medium): Promise<number[]> {
     // The floor: the loop machine in the tree a rolebox runs it in (root → shard → session →
     // loop, bare-loop.ts's bareLoopTree), one session per loop left open as rolebox's are,
     // with no runtime; checkpointed, the session's persisted snapshot saved as JSON once the
-    // loop is done, as often as rolebox saves here (below).
+    // loop is done, as often as rolebox saves here (below; rolebox also writes its system
+    // record then, the loop registry: the floor leaves it out).
     const tree = bareLoopTree();
     const checkpoints = new Map<string, string>();
     runLoop = async (index) => {

@@ -1,11 +1,14 @@
 // P2: the loop machinery's own cost per round, as a ratio to the nine-phase loop machine of
 // `rolebox/machines` driven bare, in the same run, with the answers the runtime sends (goal
 // ≤ 1.5×, issue 26 decision 4: what rolebox adds around the SPEC's phases must stay small);
-// and, as before, to a bare XState machine doing one event per phase (goal ≤ 3×). Delays are zero and the worker answers at once, so what
-// is measured is rolebox: the loop's transitions, the effects it asks for and the runtime
-// performing them, the relays of effects and notes through session, shard and root.
+// and, as before, to a bare XState machine doing one event per phase (goal ≤ 3×). Beside
+// them, the floor: the same loops in the tree a rolebox runs them in (root → shard → session
+// → loop) driven bare, and rolebox's time over it (the runtime's share). Delays are zero and
+// the worker answers at once, so what is measured is rolebox: the loop's transitions, the
+// effects it asks for and the runtime performing them, the loop registry told of each
+// round's worker, the session told of the loop's end.
 // Run: npm run bench:loop
-import { assign, createActor, setup } from 'xstate';
+import { assign, createActor, type InspectionEvent, setup } from 'xstate';
 import { createRolebox } from '../src/index.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
 import { atMost, median, timeNs, writeResult } from './measure.js';
@@ -86,6 +89,54 @@ async function runRolebox(): Promise<void> {
   await rb.stop();
 }
 
+/**
+ * How many times each event type reaches an actor, from XState's inspection; a shard's own
+ * steps left out, as a rolebox's inspection leaves them out (shards only route).
+ */
+function eventCounter(): { inspect(event: InspectionEvent): void; counts: Map<string, number> } {
+  const counts = new Map<string, number>();
+  return {
+    inspect(event) {
+      if (event.type !== '@xstate.event') return;
+      const step = event as unknown as { actorRef: { id: string }; event: { type: string } };
+      if (step.actorRef.id.startsWith('shard:')) return;
+      const { type } = step.event;
+      counts.set(type, (counts.get(type) ?? 0) + 1);
+    },
+    counts,
+  };
+}
+
+/**
+ * The floor must take the XState steps rolebox takes for the same loop, no fewer: one
+ * 5-round loop through each, every event type counted (rolebox's `rb.stop()` aside).
+ */
+async function checkTreeTakesRoleboxSteps(): Promise<void> {
+  const inTree = eventCounter();
+  const tree = bareLoopTree(inTree.inspect);
+  tree.run('S', 'L', 5);
+  tree.stop();
+  const inRolebox = eventCounter();
+  const rb = createRolebox({
+    dispatcher: new ScriptedDispatcher(() => 'ok'),
+    limits: { interRoundDelayMs: 0 },
+    inspect: inRolebox.inspect,
+  });
+  await rb.start();
+  const finished = new Promise<void>((resolve) => rb.on('loop_finished', () => resolve()));
+  (await rb.openSession()).startLoop('|loop:5| task');
+  await finished;
+  await rb.stop();
+  inRolebox.counts.delete('system.stop_sessions');
+  const describe = (counts: Map<string, number>) =>
+    JSON.stringify([...counts].sort(([a], [b]) => a.localeCompare(b)));
+  if (describe(inTree.counts) !== describe(inRolebox.counts))
+    throw new Error(
+      `the loop tree floor takes other steps than rolebox: ${describe(inTree.counts)} against ${describe(inRolebox.counts)}`,
+    );
+}
+
+await checkTreeTakesRoleboxSteps();
 const rounds = LOOPS * ROUNDS_PER_LOOP;
 // Warm up both, then alternate samples so drift in machine load hits both alike.
 runBare();
@@ -96,11 +147,23 @@ const bare: number[] = [];
 const machine: number[] = [];
 const tree: number[] = [];
 const rolebox: number[] = [];
+const contenders: [() => unknown, number[]][] = [
+  [runBare, bare],
+  [runLoopMachine, machine],
+  [runLoopTree, tree],
+  [runRolebox, rolebox],
+];
 for (let sample = 0; sample < SAMPLES; sample++) {
-  bare.push((await timeNs(runBare)) / rounds);
-  machine.push((await timeNs(runLoopMachine)) / rounds);
-  tree.push((await timeNs(runLoopTree)) / rounds);
-  rolebox.push((await timeNs(runRolebox)) / rounds);
+  // Each sample starts with the next contender, and each run starts with a full collection
+  // (npm run bench:loop exposes gc): the garbage one contender leaves is not timed in another's.
+  for (let turn = 0; turn < contenders.length; turn++) {
+    const [run, times] = contenders[(sample + turn) % contenders.length] as [
+      () => unknown,
+      number[],
+    ];
+    globalThis.gc?.();
+    times.push((await timeNs(run)) / rounds);
+  }
 }
 const round2 = (value: number) => Math.round(value * 100) / 100;
 /** The min–max of `values` over `baseline`, paired per sample. */
@@ -110,7 +173,7 @@ const spread = (values: number[], baseline: number[] = machine) => {
 };
 await writeResult('loop-round-cost', {
   description:
-    'P2: rolebox cost per loop round (zero delays, instant worker) / the loop machine of rolebox/machines driven bare with the runtime’s answers (goal ≤ 1.5×); and / a bare XState machine doing one event per phase (goal ≤ 3×)',
+    'P2: rolebox cost per loop round (zero delays, instant worker) / the loop machine of rolebox/machines driven bare with the runtime’s answers (goal ≤ 1.5×); and / a bare XState machine doing one event per phase (goal ≤ 3×); tree = the loop machine in its session tree (root → shard → session → loop) driven bare, the floor; roleboxOverTree = the runtime’s share; spreads paired per sample, the contenders’ order rotated each sample, a full gc before each run',
   roundsPerSample: rounds,
   samples: SAMPLES,
   bareNsPerRound: Math.round(median(bare)),

@@ -4,7 +4,7 @@
 // answers it with. What is left is the machine's own work per round: the baseline P2 judges
 // a loop round against (issue 26 decision 4). Beside it, the same loop in the tree a rolebox
 // runs it in, driven bare (bareLoopTree): the floor W4 sets in the LangGraph bench.
-import { type AnyActorRef, createActor } from 'xstate';
+import { type AnyActorRef, createActor, type InspectionEvent } from 'xstate';
 import {
   createLoopMachine,
   FunctionCatalog,
@@ -133,9 +133,10 @@ const loopTreeSystem = roleboxMachines([], realClock, { interRoundDelayMs: 0 }).
  * machines themselves. Every outbound action is the machines' own (notes included); no
  * runtime: no command path, effect runner, dispatcher, timers, saves or host events. The
  * floor a loop through rolebox hits with this tree, beside {@link runBareLoop}'s machine alone.
+ * `inspect` sees every XState step (to count them against a rolebox's).
  */
-export function bareLoopTree(): BareLoopTree {
-  const root = createActor(loopTreeSystem);
+export function bareLoopTree(inspect?: (event: InspectionEvent) => void): BareLoopTree {
+  const root = createActor(loopTreeSystem, inspect ? { inspect } : {});
   root.start();
   return {
     run(sessionId, loopId, rounds) {
