@@ -138,7 +138,7 @@ async function checkTreeTakesRoleboxSteps(): Promise<void> {
 
 await checkTreeTakesRoleboxSteps();
 const rounds = LOOPS * ROUNDS_PER_LOOP;
-// Warm up both, then alternate samples so drift in machine load hits both alike.
+// Warm up each, then interleave them in every sample so drift in machine load hits all alike.
 runBare();
 runLoopMachine();
 runLoopTree();
@@ -156,11 +156,8 @@ const contenders: [() => unknown, number[]][] = [
 for (let sample = 0; sample < SAMPLES; sample++) {
   // Each sample starts with the next contender, and each run starts with a full collection
   // (npm run bench:loop exposes gc): the garbage one contender leaves is not timed in another's.
-  for (let turn = 0; turn < contenders.length; turn++) {
-    const [run, times] = contenders[(sample + turn) % contenders.length] as [
-      () => unknown,
-      number[],
-    ];
+  const first = sample % contenders.length;
+  for (const [run, times] of [...contenders.slice(first), ...contenders.slice(0, first)]) {
     globalThis.gc?.();
     times.push((await timeNs(run)) / rounds);
   }
