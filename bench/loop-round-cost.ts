@@ -6,10 +6,11 @@
 // → loop) driven bare, and rolebox's time over it (the runtime's share). Delays are zero and
 // the worker answers at once, so what is measured is rolebox: the loop's transitions, the
 // effects it asks for and the runtime performing them, the loop registry told of each
-// round's worker, the session told of the loop's end.
+// round's worker, the session told of the loop's end. Last, a round's cost with 100 and with
+// 1 000 loops running at once (it must not grow with them).
 // Run: npm run bench:loop
 import { assign, createActor, type InspectionEvent, setup } from 'xstate';
-import { createRolebox } from '../src/index.js';
+import { createRolebox, type SessionHandle } from '../src/index.js';
 import { ScriptedDispatcher } from '../src/testing/index.js';
 import { atMost, median, timeNs, writeResult } from './measure.js';
 import { bareLoopTree, runBareLoop } from './support/bare-loop.js';
@@ -90,6 +91,39 @@ async function runRolebox(): Promise<void> {
 }
 
 /**
+ * Many loops at once: rolebox's time per round with `loops` loops running together (each
+ * 20 rounds). Each round reports its worker to the root's loop registry, so this shows
+ * whether a round's cost grows with the loops running (it did while the registry was copied
+ * whole on each report).
+ */
+async function roleboxRoundWithLoopsRunning(loops: number): Promise<number> {
+  const roundsEach = 20;
+  const rb = createRolebox({
+    dispatcher: new ScriptedDispatcher(() => 'ok'),
+    limits: { interRoundDelayMs: 0 },
+  });
+  await rb.start();
+  const sessions: SessionHandle[] = [];
+  for (let loop = 0; loop < loops; loop++) sessions.push(await rb.openSession());
+  let finished = 0;
+  const done = new Promise<void>((resolve) =>
+    rb.on('loop_finished', () => {
+      if (++finished === loops) resolve();
+    }),
+  );
+  globalThis.gc?.();
+  const ns = await timeNs(async () => {
+    for (const [loop, session] of sessions.entries()) {
+      const started = session.startLoop(`|loop:${roundsEach}| task ${loop}`);
+      if (!started.ok) throw new Error(started.reason);
+    }
+    await done;
+  });
+  await rb.stop();
+  return ns / (loops * roundsEach);
+}
+
+/**
  * How many times each event type reaches an actor, from XState's inspection; a shard's own
  * steps left out, as a rolebox's inspection leaves them out (shards only route).
  */
@@ -162,6 +196,15 @@ for (let sample = 0; sample < SAMPLES; sample++) {
     times.push((await timeNs(run)) / rounds);
   }
 }
+// Many loops at once, 100 and 1 000 alternating (after one of each to warm up).
+await roleboxRoundWithLoopsRunning(100);
+await roleboxRoundWithLoopsRunning(1_000);
+const atHundred: number[] = [];
+const atThousand: number[] = [];
+for (let sample = 0; sample < 3; sample++) {
+  atHundred.push(await roleboxRoundWithLoopsRunning(100));
+  atThousand.push(await roleboxRoundWithLoopsRunning(1_000));
+}
 const round2 = (value: number) => Math.round(value * 100) / 100;
 /** The min–max of `values` over `baseline`, paired per sample. */
 const spread = (values: number[], baseline: number[] = machine) => {
@@ -170,7 +213,7 @@ const spread = (values: number[], baseline: number[] = machine) => {
 };
 await writeResult('loop-round-cost', {
   description:
-    'P2: rolebox cost per loop round (zero delays, instant worker) / the loop machine of rolebox/machines driven bare with the runtime’s answers (goal ≤ 1.5×); and / a bare XState machine doing one event per phase (goal ≤ 3×); tree = the loop machine in its session tree (root → shard → session → loop) driven bare, the floor; roleboxOverTree = the runtime’s share; spreads paired per sample, the contenders’ order rotated each sample, a full gc before each run',
+    'P2: rolebox cost per loop round (zero delays, instant worker) / the loop machine of rolebox/machines driven bare with the runtime’s answers (goal ≤ 1.5×); and / a bare XState machine doing one event per phase (goal ≤ 3×); tree = the loop machine in its session tree (root → shard → session → loop) driven bare, the floor; roleboxOverTree = the runtime’s share; spreads paired per sample, the contenders’ order rotated each sample, a full gc before each run; manyLoops = a round with 1 000 loops running at once / with 100 (20 rounds each, goal ≤ 1.5×: flat)',
   roundsPerSample: rounds,
   samples: SAMPLES,
   bareNsPerRound: Math.round(median(bare)),
@@ -187,4 +230,12 @@ await writeResult('loop-round-cost', {
   roleboxOverTreeSpread: spread(rolebox, tree),
   machineOverOneEventPerPhase: round2(median(machine) / median(bare)),
   ratioToOneEventPerPhase: atMost(median(rolebox) / median(bare), 3, '×'),
+  // Many loops at once (20 rounds each, all started together): a round's cost should not
+  // grow with the loops running (goal ≤ 1.5×: a round at 1 000 loops / at 100).
+  manyLoops: {
+    nsPerRoundAt100: Math.round(median(atHundred)),
+    nsPerRoundAt1000: Math.round(median(atThousand)),
+    ratio: atMost(median(atThousand) / median(atHundred), 1.5, '×'),
+    ratioSpread: spread(atThousand, atHundred),
+  },
 });

@@ -1,6 +1,13 @@
 import { type AnyActorRef, assign, emit, enqueueActions, setup } from 'xstate';
 import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/base/actor-ids.js';
-import { addWorkerSession, finishLoop, type LoopRegistration } from '../src/loop/registry.js';
+import {
+  addWorkerSession,
+  emptyLoopRegistry,
+  finishLoop,
+  type LoopRegistration,
+  registrations,
+  withRegistration,
+} from '../src/loop/registry.js';
 import type { SessionCommand } from '../src/session/commands.js';
 import type { SystemEmitted } from '../src/session/emitted.js';
 import type { SessionInput } from '../src/session/machine-types.js';
@@ -16,7 +23,7 @@ import {
 import { createShardMachine } from './shard.machine.js';
 
 /** Version of the system machine's persisted shape; bump when context or states change. */
-export const SYSTEM_MACHINE_VERSION = 3;
+export const SYSTEM_MACHINE_VERSION = 4;
 
 /** Machine factories that can replace the built-in ones (replaying a run on changed machines). */
 export interface MachineFactories extends SessionMachineFactories {
@@ -84,7 +91,7 @@ export function createSystemMachine(env: SystemMachineEnv) {
     },
   }).createMachine({
     id: SYSTEM_ACTOR_ID,
-    context: { shards, loopRegistry: { loops: {} } },
+    context: { shards, loopRegistry: emptyLoopRegistry() },
     on: {
       'system.open_session': {
         actions: [
@@ -154,7 +161,7 @@ export function createSystemMachine(env: SystemMachineEnv) {
             finished: false,
           };
           enqueue.assign({
-            loopRegistry: { loops: { ...context.loopRegistry.loops, [loop.loopId]: registration } },
+            loopRegistry: withRegistration(context.loopRegistry, loop.loopId, registration),
           });
           enqueue({
             type: 'toShard',
@@ -188,7 +195,7 @@ export function createSystemMachine(env: SystemMachineEnv) {
       'system.loop_cascade_cancel': {
         actions: emit(({ context, event }) => ({
           type: 'loop_cascade' as const,
-          loops: Object.entries(context.loopRegistry.loops).flatMap(([loopId, child]) =>
+          loops: [...registrations(context.loopRegistry)].flatMap(([loopId, child]) =>
             child.parentLoopId === event.loopId && !child.finished
               ? [{ loopId, sessionId: child.originSessionId }]
               : [],

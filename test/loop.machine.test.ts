@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import { createRolebox, STOP_LOOP_SIGNAL } from '../src/index.js';
+import { registeredLoops } from '../src/loop/registry.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
 import { errorOf } from './support/errors.js';
 import { loopHarness } from './support/loops.js';
@@ -435,7 +436,7 @@ describe('registration refusals (SPEC §3.4)', () => {
       ok: false,
       reason: expect.stringContaining('loop tree limit reached'),
     });
-    expect(h.rb.system.getSnapshot().context.loopRegistry.loops).toSatisfy(
+    expect(registeredLoops(h.rb.system.getSnapshot().context.loopRegistry)).toSatisfy(
       (loops: object) => Object.keys(loops).length === 30,
     );
   });

@@ -15,7 +15,15 @@ import {
   addWorkerSession,
   checkLoopRegistration,
   finishLoop,
+  LOOP_REGISTRY_BUCKETS,
+  type LoopRegistration,
+  type LoopRegistrations,
   type LoopRegistry,
+  loopRegistryBucketOf,
+  loopRegistryOf,
+  registeredLoops,
+  registrationOf,
+  withoutLoops,
 } from '../src/loop/registry.js';
 import { buildRoundPrompt, summarizeRound } from '../src/loop/round-prompt.js';
 import { errorOf } from './support/errors.js';
@@ -227,26 +235,72 @@ describe('prompt fingerprint', () => {
   });
 });
 
+describe('the loop registry layout (buckets)', () => {
+  const registration = (loopId: string): LoopRegistration => ({
+    originSessionId: `origin-${loopId}`,
+    rootLoopId: loopId,
+    fingerprint: 'f'.repeat(64),
+    workerSessionIds: [],
+    finished: false,
+  });
+  const many: LoopRegistrations = Object.fromEntries(
+    Array.from({ length: 1000 }, (_, i) => [`loop_${i}`, registration(`loop_${i}`)]),
+  );
+
+  it('spreads the loops over the buckets and gives back what the record stores', () => {
+    const registry = loopRegistryOf(many);
+    const sizes = Object.values(registry.buckets).map((bucket) => Object.keys(bucket).length);
+    expect(sizes.length).toBe(LOOP_REGISTRY_BUCKETS);
+    // 1 000 loops over 64 buckets: none holds a large share (an even spread is 15–16).
+    expect(Math.max(...sizes)).toBeLessThan(40);
+    expect(registeredLoops(registry)).toEqual(many);
+    expect(loopRegistryBucketOf('loop_7')).toBe(loopRegistryBucketOf('loop_7'));
+  });
+
+  it('copies one bucket for a round: every other bucket is the one it was', () => {
+    const registry = loopRegistryOf(many);
+    const next = addWorkerSession(registry, 'loop_42', 'W');
+    const touched = loopRegistryBucketOf('loop_42');
+    for (const [key, bucket] of Object.entries(next.buckets))
+      if (key === touched) expect(bucket).not.toBe(registry.buckets[key]);
+      else expect(bucket).toBe(registry.buckets[key]);
+    expect(registrationOf(next, 'loop_42')?.workerSessionIds).toEqual(['W']);
+    expect(registrationOf(registry, 'loop_42')?.workerSessionIds).toEqual([]);
+  });
+
+  it('drops a bucket left empty and keeps loop ids named like Object.prototype keys', () => {
+    // A computed key makes an own property (a literal `__proto__:` would set the prototype).
+    const named = loopRegistryOf({
+      ['__proto__']: registration('__proto__'),
+      constructor: registration('constructor'),
+    });
+    expect(Object.keys(registeredLoops(named)).sort()).toEqual(['__proto__', 'constructor']);
+    expect(registrationOf(named, 'constructor')?.rootLoopId).toBe('constructor');
+    expect(registrationOf(named, 'toString')).toBeUndefined();
+    expect(finishLoop(finishLoop(named, '__proto__'), 'constructor')).toEqual({ buckets: {} });
+    expect(withoutLoops(named, ['missing'])).toEqual(named);
+  });
+});
+
 describe('checkLoopRegistration (SPEC §3.4)', () => {
-  const registry: LoopRegistry = {
-    loops: {
-      root: {
-        originSessionId: 'S',
-        rootLoopId: 'root',
-        fingerprint: 'fp-root',
-        workerSessionIds: ['W1'],
-        finished: false,
-      },
-      child: {
-        originSessionId: 'W1',
-        parentLoopId: 'root',
-        rootLoopId: 'root',
-        fingerprint: 'fp-child',
-        workerSessionIds: ['W2'],
-        finished: false,
-      },
+  const loops: LoopRegistrations = {
+    root: {
+      originSessionId: 'S',
+      rootLoopId: 'root',
+      fingerprint: 'fp-root',
+      workerSessionIds: ['W1'],
+      finished: false,
+    },
+    child: {
+      originSessionId: 'W1',
+      parentLoopId: 'root',
+      rootLoopId: 'root',
+      fingerprint: 'fp-child',
+      workerSessionIds: ['W2'],
+      finished: false,
     },
   };
+  const registry: LoopRegistry = loopRegistryOf(loops);
 
   it('accepts a root loop in a free session', () => {
     expect(
@@ -261,9 +315,7 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
       ok: false,
       reason: 'session S already has a running loop (root)',
     });
-    const finished = {
-      loops: { ...registry.loops, root: { ...registry.loops.root!, finished: true } },
-    };
+    const finished = loopRegistryOf({ ...loops, root: { ...loops.root!, finished: true } });
     expect(
       checkLoopRegistration(finished, { originSessionId: 'S', fingerprint: 'new' }, 30).ok,
     ).toBe(true);
@@ -277,9 +329,7 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
       parentLoopId: 'child',
       rootLoopId: 'root',
     });
-    const childDone = {
-      loops: { ...registry.loops, child: { ...registry.loops.child!, finished: true } },
-    };
+    const childDone = loopRegistryOf({ ...loops, child: { ...loops.child!, finished: true } });
     expect(
       checkLoopRegistration(childDone, { originSessionId: 'W2', fingerprint: 'fresh-idea' }, 30),
     ).toEqual({ ok: true });
@@ -314,9 +364,7 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
 
   it('counts only the unfinished loops of the tree against the cap (the seed concurrency limit)', () => {
     // The root finished, its child still runs: one loop of the tree is live, so a second fits.
-    const rootFinished = {
-      loops: { ...registry.loops, root: { ...registry.loops.root!, finished: true } },
-    };
+    const rootFinished = loopRegistryOf({ ...loops, root: { ...loops.root!, finished: true } });
     expect(
       checkLoopRegistration(rootFinished, { originSessionId: 'W2', fingerprint: 'new' }, 2),
     ).toEqual({ ok: true, parentLoopId: 'child', rootLoopId: 'root' });
@@ -330,12 +378,12 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
 
   it('records worker sessions and drops a tree once all its loops have finished', () => {
     const withWorker = addWorkerSession(registry, 'child', 'W3');
-    expect(withWorker.loops.child?.workerSessionIds).toEqual(['W2', 'W3']);
+    expect(registrationOf(withWorker, 'child')?.workerSessionIds).toEqual(['W2', 'W3']);
     expect(addWorkerSession(withWorker, 'child', 'W3')).toBe(withWorker);
     const rootDone = finishLoop(withWorker, 'root');
-    expect(Object.keys(rootDone.loops)).toEqual(['root', 'child']);
-    expect(rootDone.loops.root?.finished).toBe(true);
-    expect(finishLoop(rootDone, 'child')).toEqual({ loops: {} });
+    expect(Object.keys(registeredLoops(rootDone)).sort()).toEqual(['child', 'root']);
+    expect(registrationOf(rootDone, 'root')?.finished).toBe(true);
+    expect(finishLoop(rootDone, 'child')).toEqual({ buckets: {} });
     expect(finishLoop(registry, 'unknown')).toBe(registry);
   });
 });

@@ -1,6 +1,7 @@
 import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { MemorySnapshotStore } from '../src/index.js';
+import { registeredLoops } from '../src/loop/registry.js';
 import { SYSTEM_RECORD_ID } from '../src/persistence/envelope.js';
 import { sealOf, sealRecord, unsealedText } from '../src/persistence/record-checksum.js';
 import { ScriptedDispatcher, settle } from '../src/testing/index.js';
@@ -281,7 +282,7 @@ describe('a stored record is checked whole: the bad one is refused, every other 
     const b = await boot({ store: world.store, dispatcher: world.dispatcher }, 1_000);
     expect(b.report.failed.map((failure) => failure.sessionId)).toEqual([SYSTEM_RECORD_ID]);
     expect(b.report.restored).toEqual(['A', 'B', 'F']);
-    const registry = b.rb.system.getSnapshot().context.loopRegistry.loops;
+    const registry = registeredLoops(b.rb.system.getSnapshot().context.loopRegistry);
     expect(
       Object.values(registry)
         .map((loop) => loop.originSessionId)

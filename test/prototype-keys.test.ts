@@ -1,7 +1,7 @@
 import { describe, expect, it } from 'vitest';
 import { checkFunctionSpec, MemorySnapshotStore } from '../src/index.js';
 import { parseLoopCommand } from '../src/loop/parse-loop-command.js';
-import { finishLoop } from '../src/loop/registry.js';
+import { emptyLoopRegistry, finishLoop } from '../src/loop/registry.js';
 import { definePolicy, defineSourceHandler, telemetryRecordOf } from '../src/pipeline/index.js';
 import { canChangeArtifactStatus } from '../src/session/artifact-lifecycle.js';
 import { parseRuntimeEvent } from '../src/session/runtime-event-schema.js';
@@ -157,7 +157,7 @@ describe('tables keyed by a name', () => {
 
   it('artifact status and loop registry lookups ignore prototype names', () => {
     expect(canChangeArtifactStatus('constructor' as never, 'accepted')).toBe(false);
-    const registry = { loops: {} };
+    const registry = emptyLoopRegistry();
     expect(finishLoop(registry, 'constructor')).toBe(registry);
     expect(finishLoop(registry, '__proto__')).toBe(registry);
   });

@@ -5,6 +5,12 @@ import { assign } from 'xstate';
 import { createLoopMachine } from '../machines/index.js';
 import { SYSTEM_MACHINE_VERSION } from '../machines/system.machine.js';
 import { ConditionRegistry, createRolebox, defineFunction } from '../src/index.js';
+import {
+  type LoopRegistrations,
+  type LoopRegistry,
+  loopRegistryOf,
+  registeredLoops,
+} from '../src/loop/registry.js';
 import { upgradeRecordedRun } from '../src/persistence/run-migrations.js';
 import {
   formatReplayReport,
@@ -79,6 +85,57 @@ describe('a run recorded when the root spawned every shard at start (system mach
       ),
     );
     expect(replay(run).ok).toBe(true);
+  });
+});
+
+describe('a run recorded when the root kept its loop registry flat (system machine 3 and before)', () => {
+  type Root = { context: { loopRegistry: unknown } };
+  const registryIn = (snapshot: unknown) => (snapshot as Root).context.loopRegistry;
+
+  it('replays with the registry in buckets, each recorded registration where it was', async () => {
+    const run = await readRunFile(join(fixtures, 'three-round-loop.run.json'));
+    const flat = run.journal
+      .map((entry) => registryIn(entry.after) as { loops: LoopRegistrations })
+      .find((registry) => Object.keys(registry.loops).length > 0);
+    if (!flat) throw new Error('the fixture registers no loop');
+    // Recorded on system machine 1: its sessions go under shards of a new root.
+    const rb = createRolebox();
+    await rb.start();
+    const upgraded = upgradeRecordedRun(run, rb.system.getPersistedSnapshot());
+    await rb.stop();
+    const bucketed = upgraded.journal.map((entry) => registryIn(entry.after) as LoopRegistry);
+    expect(bucketed.every((registry) => 'buckets' in registry && !('loops' in registry))).toBe(
+      true,
+    );
+    expect(bucketed.map((registry) => registeredLoops(registry))).toContainEqual(flat.loops);
+    expect(replay(run).ok).toBe(true);
+  });
+
+  it('brings a journaled registry replacement into buckets too', () => {
+    const loops: LoopRegistrations = {
+      L: {
+        originSessionId: 'S',
+        rootLoopId: 'L',
+        fingerprint: 'a'.repeat(64),
+        workerSessionIds: ['W'],
+        finished: false,
+      },
+    };
+    const root = { context: { shards: 4, loopRegistry: { loops } }, children: {} };
+    const run = {
+      machineVersions: { system: 3, session: 6, function: 2, loop: 3 },
+      initial: root,
+      journal: [
+        {
+          target: 'rolebox',
+          event: { type: 'system.set_loop_registry', loopRegistry: { loops } },
+          after: root,
+        },
+      ],
+    } as unknown as RecordedRun;
+    const [entry] = upgradeRecordedRun(run, {}).journal;
+    expect(entry?.event.loopRegistry).toEqual(loopRegistryOf(loops));
+    expect(registryIn(entry?.after)).toEqual(loopRegistryOf(loops));
   });
 });
 

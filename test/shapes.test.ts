@@ -11,10 +11,10 @@ import type { MachineFactories } from '../machines/system.machine.js';
 import { type FunctionSpec, functionSpecSchema } from '../src/function/definition.js';
 import type { FunctionContext } from '../src/function/machine-types.js';
 import type { LoopContext } from '../src/loop/machine-types.js';
-import type { LoopRegistry } from '../src/loop/registry.js';
 import type { LoopState } from '../src/loop/types.js';
 import type { SnapshotEnvelope, snapshotEnvelopeSchema } from '../src/persistence/envelope.js';
 import type { JournalEntry, RecordedRun, recordedRunSchema } from '../src/persistence/journal.js';
+import type { SystemRecord } from '../src/persistence/restore.js';
 import type {
   artifactStoreSnapshotSchema,
   functionContextSchema,
@@ -138,7 +138,10 @@ describe('stored snapshots: the zod objects of check-snapshot and the context in
         SameShape<z.infer<typeof artifactStoreSnapshotSchema>['context'], ArtifactStoreContext>
       >,
       Expect<
-        SameShape<z.infer<typeof systemRecordSchema>['context']['loopRegistry'], LoopRegistry>
+        SameShape<
+          z.infer<typeof systemRecordSchema>['context']['loopRegistry'],
+          SystemRecord['context']['loopRegistry']
+        >
       >,
       Expect<Equal<z.infer<typeof persistedMachineSchema>['status'], Snapshot<unknown>['status']>>,
       // @ts-expect-error a field missing from the interface

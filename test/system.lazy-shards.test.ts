@@ -1,5 +1,6 @@
 import { describe, expect, it } from 'vitest';
 import type { AnyActorRef, InspectionEvent } from 'xstate';
+import { SYSTEM_MACHINE_VERSION } from '../machines/system.machine.js';
 import { createRolebox, defineFunction, MemorySnapshotStore } from '../src/index.js';
 import { shardActorId, shardIndexOf } from '../src/system/shards.js';
 import { SimulatedClock, seededIdSource, settle } from '../src/testing/index.js';
@@ -129,7 +130,7 @@ describe('a store written by system machine 2 (every shard spawned at start)', (
     // The records as the previous code wrote them: the same shapes, system version 2.
     for (const [id, text] of store.records) {
       const record = JSON.parse(text) as { machineVersions: { system: number }; checksum?: string };
-      expect(record.machineVersions.system).toBe(3);
+      expect(record.machineVersions.system).toBe(SYSTEM_MACHINE_VERSION);
       record.machineVersions.system = 2;
       // Version 2 wrote no checksum (and this one would no longer match the bytes).
       delete record.checksum;

@@ -1,4 +1,4 @@
-import { ownValue } from '../base/own-keys.js';
+import { ownValue, setOwn } from '../base/own-keys.js';
 
 /** What the system remembers of a loop while its tree is live: enough to check ancestry and tree size. */
 export interface LoopRegistration {
@@ -15,13 +15,101 @@ export interface LoopRegistration {
   readonly finished: boolean;
 }
 
+/** Registrations by loop id, flat: what the `$system` record stores (plain JSON). */
+export type LoopRegistrations = Readonly<Record<string, LoopRegistration>>;
+
 /**
  * The system actor's loop bookkeeping: every loop of every tree that still has an
- * unfinished loop. A tree whose loops have all finished is dropped, so the registry (and
- * the cost of updating it) stays proportional to the live loops. Plain JSON.
+ * unfinished loop. A tree whose loops have all finished is dropped. The registrations are
+ * kept in buckets (by a hash of the loop id) because each round reports its worker session
+ * here: an update copies one bucket and the list of buckets, not every loop, so a round
+ * costs the same with ten loops running or thousands (a flat record copied whole made a
+ * round's cost grow with the loops running: 190 µs of it at 1 000). Plain JSON; the
+ * `$system` record stores the registrations flat ({@link registeredLoops}).
  */
 export interface LoopRegistry {
-  readonly loops: Readonly<Record<string, LoopRegistration>>;
+  /** Registrations by bucket ({@link loopRegistryBucketOf}), then by loop id; no empty bucket. */
+  readonly buckets: Readonly<Record<string, LoopRegistrations>>;
+}
+
+/**
+ * How many buckets the registrations spread over. A change copies one bucket and the list
+ * of the buckets in use: at most 64 entries plus a sixty-fourth of the loops.
+ */
+export const LOOP_REGISTRY_BUCKETS = 64;
+
+/** The bucket a loop's registration lives in (FNV-1a of its id): the same on every process. */
+export function loopRegistryBucketOf(loopId: string): string {
+  let hash = 0x811c9dc5;
+  for (let i = 0; i < loopId.length; i++) {
+    hash ^= loopId.charCodeAt(i);
+    hash = Math.imul(hash, 0x01000193);
+  }
+  return String((hash >>> 0) % LOOP_REGISTRY_BUCKETS);
+}
+
+/** A registry with no loop. */
+export function emptyLoopRegistry(): LoopRegistry {
+  return { buckets: {} };
+}
+
+/** The registry holding `loops` (as the `$system` record stores them). */
+export function loopRegistryOf(loops: LoopRegistrations): LoopRegistry {
+  const buckets: Record<string, Record<string, LoopRegistration>> = {};
+  for (const [loopId, registration] of Object.entries(loops)) {
+    const bucket = loopRegistryBucketOf(loopId);
+    buckets[bucket] ??= {};
+    setOwn(buckets[bucket], loopId, registration);
+  }
+  return { buckets };
+}
+
+/** Every registration by loop id, flat: what the `$system` record stores. */
+export function registeredLoops(registry: LoopRegistry): LoopRegistrations {
+  const loops: Record<string, LoopRegistration> = {};
+  for (const [loopId, registration] of registrations(registry)) setOwn(loops, loopId, registration);
+  return loops;
+}
+
+/** Every registration with its loop id, bucket by bucket (reads only: nothing is copied). */
+export function* registrations(registry: LoopRegistry): Generator<[string, LoopRegistration]> {
+  for (const bucket of Object.values(registry.buckets))
+    for (const loopId of Object.keys(bucket)) yield [loopId, bucket[loopId] as LoopRegistration];
+}
+
+/** The registration of loop `loopId`, or undefined when the registry has none. */
+export function registrationOf(
+  registry: LoopRegistry,
+  loopId: string,
+): LoopRegistration | undefined {
+  const bucket = ownValue(registry.buckets, loopRegistryBucketOf(loopId));
+  return bucket === undefined ? undefined : ownValue(bucket, loopId);
+}
+
+/** The registry with `registration` stored for loop `loopId` (one bucket copied). */
+export function withRegistration(
+  registry: LoopRegistry,
+  loopId: string,
+  registration: LoopRegistration,
+): LoopRegistry {
+  const key = loopRegistryBucketOf(loopId);
+  const bucket = { ...ownValue(registry.buckets, key) };
+  setOwn(bucket, loopId, registration);
+  return { buckets: { ...registry.buckets, [key]: bucket } };
+}
+
+/** The registry without the registrations of `loopIds` (a bucket left empty is dropped). */
+export function withoutLoops(registry: LoopRegistry, loopIds: Iterable<string>): LoopRegistry {
+  const buckets: Record<string, LoopRegistrations> = { ...registry.buckets };
+  for (const loopId of loopIds) {
+    const key = loopRegistryBucketOf(loopId);
+    const bucket = ownValue(buckets, key);
+    if (bucket === undefined || !Object.hasOwn(bucket, loopId)) continue;
+    const { [loopId]: _dropped, ...rest } = bucket;
+    if (Object.keys(rest).length === 0) delete buckets[key];
+    else buckets[key] = rest;
+  }
+  return { buckets };
 }
 
 /** The verdict on a loop registration. */
@@ -41,7 +129,7 @@ export function checkLoopRegistration(
   maxTreeLoops: number,
 ): LoopRegistrationCheck {
   let parentLoopId: string | undefined;
-  for (const [loopId, loop] of Object.entries(registry.loops)) {
+  for (const [loopId, loop] of registrations(registry)) {
     if (loop.finished) continue;
     if (loop.originSessionId === request.originSessionId) {
       return {
@@ -59,7 +147,7 @@ export function checkLoopRegistration(
     ancestorId !== undefined && !seen.has(ancestorId);
   ) {
     seen.add(ancestorId);
-    const ancestor: LoopRegistration | undefined = ownValue(registry.loops, ancestorId);
+    const ancestor: LoopRegistration | undefined = registrationOf(registry, ancestorId);
     if (!ancestor) break;
     if (ancestor.fingerprint === request.fingerprint) {
       return {
@@ -69,11 +157,11 @@ export function checkLoopRegistration(
     }
     ancestorId = ancestor.parentLoopId;
   }
-  const rootLoopId = ownValue(registry.loops, parentLoopId)?.rootLoopId ?? parentLoopId;
+  const rootLoopId = registrationOf(registry, parentLoopId)?.rootLoopId ?? parentLoopId;
   // The seed's concurrency limit: loops of the tree still running, not every loop it ever ran.
-  const running = Object.values(registry.loops).filter(
-    (loop) => loop.rootLoopId === rootLoopId && !loop.finished,
-  ).length;
+  let running = 0;
+  for (const [, loop] of registrations(registry))
+    if (loop.rootLoopId === rootLoopId && !loop.finished) running++;
   if (running + 1 > maxTreeLoops) {
     return {
       ok: false,
@@ -83,14 +171,21 @@ export function checkLoopRegistration(
   return { ok: true, parentLoopId, rootLoopId };
 }
 
-/** The registry with a loop marked finished, and its whole tree dropped once every loop in it has finished. */
+/**
+ * The registry with a loop marked finished, and its whole tree dropped once every loop in
+ * it has finished (once per loop: the tree is found by a scan that copies nothing).
+ */
 export function finishLoop(registry: LoopRegistry, loopId: string): LoopRegistry {
-  const loop = ownValue(registry.loops, loopId);
+  const loop = registrationOf(registry, loopId);
   if (!loop) return registry;
-  const loops = { ...registry.loops, [loopId]: { ...loop, finished: true } };
-  const tree = Object.entries(loops).filter(([, entry]) => entry.rootLoopId === loop.rootLoopId);
-  if (tree.every(([, entry]) => entry.finished)) for (const [id] of tree) delete loops[id];
-  return { loops };
+  const tree: string[] = [];
+  for (const [id, entry] of registrations(registry)) {
+    if (entry.rootLoopId !== loop.rootLoopId) continue;
+    if (!entry.finished && id !== loopId)
+      return withRegistration(registry, loopId, { ...loop, finished: true });
+    tree.push(id);
+  }
+  return withoutLoops(registry, tree);
 }
 
 /** The registry with a worker session recorded on its loop. */
@@ -99,12 +194,10 @@ export function addWorkerSession(
   loopId: string,
   workerSessionId: string,
 ): LoopRegistry {
-  const loop = ownValue(registry.loops, loopId);
+  const loop = registrationOf(registry, loopId);
   if (!loop || loop.workerSessionIds.includes(workerSessionId)) return registry;
-  return {
-    loops: {
-      ...registry.loops,
-      [loopId]: { ...loop, workerSessionIds: [...loop.workerSessionIds, workerSessionId] },
-    },
-  };
+  return withRegistration(registry, loopId, {
+    ...loop,
+    workerSessionIds: [...loop.workerSessionIds, workerSessionId],
+  });
 }

@@ -256,6 +256,16 @@ function systemWithLazyShards(snapshot: Json): Json {
 }
 
 /**
+ * System machine 3 → 4: the root keeps its loop registry in buckets (so that a round's
+ * report copies one bucket, not every loop). The `$system` record stores the registrations
+ * flat as before (they are bucketed when read), so nothing needs rewriting; a recorded
+ * run's root snapshots are brought up by `upgradeRecordedRun`.
+ */
+function systemWithRegistryBuckets(snapshot: Json): Json {
+  return snapshot;
+}
+
+/**
  * The migrations rolebox itself ships, by machine and by the version they start from. A
  * record older than the code is brought up by them before any check; a version with no
  * migration here (or registered by the host) is refused.
@@ -265,7 +275,7 @@ export const MACHINE_MIGRATIONS: {
     Record<number, MachineMigration>
   >;
 } = {
-  system: { 1: systemWithShards, 2: systemWithLazyShards },
+  system: { 1: systemWithShards, 2: systemWithLazyShards, 3: systemWithRegistryBuckets },
   session: {
     1: sessionWithLocalChildIds,
     2: sessionWithEffectOutbox,

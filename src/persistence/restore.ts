@@ -1,6 +1,13 @@
 import { LOOP_CHILD_ID } from '../base/actor-ids.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
-import type { LoopRegistration, LoopRegistry } from '../loop/registry.js';
+import {
+  emptyLoopRegistry,
+  type LoopRegistration,
+  type LoopRegistrations,
+  type LoopRegistry,
+  loopRegistryOf,
+  registeredLoops,
+} from '../loop/registry.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { CheckedSession } from './check-snapshot.js';
 import { decodeEnvelope, SYSTEM_RECORD_ID } from './envelope.js';
@@ -26,9 +33,17 @@ export interface RestorableSession extends CheckedSession {
   readonly sessionId: string;
 }
 
-/** The system record: what the system actor keeps besides its sessions. */
+/**
+ * The system record: what the system actor keeps besides its sessions, the loop registry
+ * (its registrations flat; the root keeps them in buckets, see {@link LoopRegistry}).
+ */
 export interface SystemRecord {
-  readonly context: { readonly loopRegistry: LoopRegistry };
+  readonly context: { readonly loopRegistry: { readonly loops: LoopRegistrations } };
+}
+
+/** The system record of `registry` (what the persister writes as `$system`). */
+export function systemRecordOf(registry: LoopRegistry): SystemRecord {
+  return { context: { loopRegistry: { loops: registeredLoops(registry) } } };
 }
 
 /** Checks the system record. Throws: `invalid_snapshot` naming what is wrong. */
@@ -136,21 +151,28 @@ export function reconcileLoopRegistry(
         originSessionId: sessionId,
       });
   }
-  const loops = new Map<string, LoopRegistration>(Object.entries(registry.loops));
+  const loops = new Map<string, LoopRegistration>(Object.entries(registeredLoops(registry)));
+  let changed = false;
   for (const [loopId, registration] of loops) {
     if (
       restored.has(registration.originSessionId) &&
       !running.has(loopId) &&
       !registration.finished
-    )
+    ) {
       loops.set(loopId, { ...registration, finished: true });
+      changed = true;
+    }
   }
   for (const [loopId, loop] of running) {
     const registered = loops.get(loopId);
     if (registered) {
-      if (registered.finished) loops.set(loopId, { ...registered, finished: false });
+      if (registered.finished) {
+        loops.set(loopId, { ...registered, finished: false });
+        changed = true;
+      }
       continue;
     }
+    changed = true;
     const parent = loop.parentLoopId === undefined ? undefined : loops.get(loop.parentLoopId);
     loops.set(loopId, {
       originSessionId: loop.originSessionId,
@@ -166,7 +188,9 @@ export function reconcileLoopRegistry(
     [...loops.values()].filter((loop) => !loop.finished).map((loop) => loop.rootLoopId),
   );
   const kept = [...loops].filter(([, loop]) => unfinishedRoots.has(loop.rootLoopId));
-  return { loops: Object.fromEntries(kept) };
+  // Unchanged, the registry itself is returned: the caller tells the root only of a change.
+  if (!changed && kept.length === loops.size) return registry;
+  return loopRegistryOf(Object.fromEntries(kept));
 }
 
 /**
@@ -193,12 +217,13 @@ export async function loadLoopRegistry(
   migrations: MigrationRegistry,
 ): Promise<{ loopRegistry: LoopRegistry; failed: StartReport['failed'] }> {
   const text = await store.load(SYSTEM_RECORD_ID);
-  if (text === undefined) return { loopRegistry: { loops: {} }, failed: [] };
+  if (text === undefined) return { loopRegistry: emptyLoopRegistry(), failed: [] };
   try {
     const envelope = decodeEnvelope(SYSTEM_RECORD_ID, text, migrations);
-    return { loopRegistry: checkSystemRecord(envelope.snapshot).context.loopRegistry, failed: [] };
+    const { loops } = checkSystemRecord(envelope.snapshot).context.loopRegistry;
+    return { loopRegistry: loopRegistryOf(loops), failed: [] };
   } catch (error) {
     if (!isRoleboxError(error)) throw error;
-    return { loopRegistry: { loops: {} }, failed: [{ sessionId: SYSTEM_RECORD_ID, error }] };
+    return { loopRegistry: emptyLoopRegistry(), failed: [{ sessionId: SYSTEM_RECORD_ID, error }] };
   }
 }

@@ -3,6 +3,7 @@ import { SESSION_MACHINE_VERSION } from '../../machines/session.machine.js';
 import { SYSTEM_MACHINE_VERSION } from '../../machines/system.machine.js';
 import { SYSTEM_ACTOR_ID } from '../base/actor-ids.js';
 import { RoleboxError } from '../errors.js';
+import { type LoopRegistrations, loopRegistryOf } from '../loop/registry.js';
 import { DEFAULT_SHARDS, shardActorId, shardIndexOf } from '../system/shards.js';
 import { comparableSnapshot, type JournalEntry, type RecordedRun } from './journal.js';
 import { migrateMachineSnapshot } from './machine-migrations.js';
@@ -19,10 +20,10 @@ export function shardsOfRun(run: RecordedRun): number {
 }
 
 /**
- * A run recorded on an older system machine, in the shape system machine 3 has (DESIGN §7):
+ * A run recorded on an older system machine, in the shape system machine 4 has (DESIGN §7):
  * each session under its shard, a shard present only while it holds a session (version 2
  * spawned all of them at start, version 1 had none and kept sessions under the root and in
- * its context). A restore the runtime handed straight to a shard that held nothing then is
+ * its context), the loop registry in buckets (version 3 and before kept it flat). A restore the runtime handed straight to a shard that held nothing then is
  * handed to the root (`system.restore_session`), which spawns that shard first, as today's
  * runtime does; every other event is unchanged (targets are named by systemId).
  *
@@ -32,19 +33,46 @@ export function upgradeRecordedRun(run: RecordedRun, pristineRoot: unknown): Rec
   const from = run.machineVersions.system;
   if (from >= SYSTEM_MACHINE_VERSION) return run;
   const upgrade = (snapshot: unknown, comparable: boolean): unknown => {
-    const lazy = withoutEmptyShards(
-      from < 2 ? sessionsUnderShards(snapshot, pristineRoot) : snapshot,
-    );
-    return comparable && from < 2 ? comparableSnapshot(lazy) : lazy;
+    const lazy =
+      from < 3
+        ? withoutEmptyShards(from < 2 ? sessionsUnderShards(snapshot, pristineRoot) : snapshot)
+        : snapshot;
+    const bucketed = withRegistryBuckets(lazy);
+    return comparable && from < 2 ? comparableSnapshot(bucketed) : bucketed;
   };
   return {
     ...run,
     machineVersions: { ...run.machineVersions, system: SYSTEM_MACHINE_VERSION },
     initial: upgrade(run.initial, false),
     journal: run.journal.map((entry) => ({
-      ...restoreThroughRoot(entry),
+      ...withBucketedRegistryEvent(restoreThroughRoot(entry)),
       after: upgrade(entry.after, true),
     })),
+  };
+}
+
+/** A flat loop registry (`{ loops }`, system machine 3 and before) in buckets; any other value as is. */
+function bucketedRegistry(registry: unknown): unknown {
+  const loops = (registry as { loops?: unknown } | undefined)?.loops;
+  return isTree(loops) ? loopRegistryOf(loops as LoopRegistrations) : registry;
+}
+
+/** A root snapshot whose loop registry is kept in buckets (system machine 4). */
+function withRegistryBuckets(snapshot: unknown): unknown {
+  const root = snapshot as SnapshotTree;
+  if (!isTree(root?.context)) return snapshot;
+  return {
+    ...root,
+    context: { ...root.context, loopRegistry: bucketedRegistry(root.context.loopRegistry) },
+  };
+}
+
+/** A journaled `system.set_loop_registry` carrying the registry in buckets (system machine 4). */
+function withBucketedRegistryEvent(entry: JournalEntry): JournalEntry {
+  if (entry.event.type !== 'system.set_loop_registry') return entry;
+  return {
+    ...entry,
+    event: { ...entry.event, loopRegistry: bucketedRegistry(entry.event.loopRegistry) },
   };
 }
 

@@ -6,7 +6,7 @@ import { currentHostName, currentPid } from '../base/host-process.js';
 import { markOwnerStopped } from '../base/local-owners.js';
 import { checkOptionNames } from '../base/option-names.js';
 import { describeValue, isRoleboxError, RoleboxError } from '../errors.js';
-import type { LoopRegistry } from '../loop/registry.js';
+import { emptyLoopRegistry, type LoopRegistry } from '../loop/registry.js';
 import {
   effectResultRecordId,
   encodeEffectResultRecord,
@@ -22,7 +22,12 @@ import {
   sessionSnapshotIn,
 } from '../persistence/journal.js';
 import { Persister } from '../persistence/persister.js';
-import { loadLoopRegistry, rootSnapshotWith, type StartReport } from '../persistence/restore.js';
+import {
+  loadLoopRegistry,
+  rootSnapshotWith,
+  type StartReport,
+  systemRecordOf,
+} from '../persistence/restore.js';
 import type { Pipeline } from '../pipeline/pipeline.js';
 import { projectRun } from '../pipeline/projection.js';
 import type { StoreOwner } from '../ports/snapshot-store.js';
@@ -178,7 +183,7 @@ export class Rolebox {
           // A handler's result the runner waits to see saved is stored in its entry.
           sessionSnapshot: (sessionId) =>
             this.#unsavedResults.patch(sessionId, access.persistedSession(sessionId)),
-          systemSnapshot: () => ({ context: { loopRegistry: access.loopRegistry() } }),
+          systemSnapshot: () => systemRecordOf(access.loopRegistry()),
           wakeUpOf: (sessionId) => this.#runtime.wakeUpOf(sessionId),
           leaseOf: (sessionId) => access.directory.get(sessionId)?.lease,
           onRefused: (sessionIds) => this.#runtime.drop(sessionIds),
@@ -370,7 +375,7 @@ export class Rolebox {
       throw new RoleboxError('stopped', 'this rolebox has been stopped; create a new one');
     if (this.#startReport) return this.#startReport;
     const { store, migrations, shards } = this.#options;
-    let loopRegistry: LoopRegistry = { loops: {} };
+    let loopRegistry: LoopRegistry = emptyLoopRegistry();
     let failed: StartReport['failed'] = [];
     if (store) ({ loopRegistry, failed } = await loadLoopRegistry(store, migrations));
     this.#inspection = startInspection(this.#options.inspect, (actor, command) =>

@@ -252,8 +252,7 @@ export class SessionRuntime {
     });
     const before = access.loopRegistry();
     const loopRegistry = reconcileLoopRegistry(before, [{ sessionId, ...checked }]);
-    if (JSON.stringify(loopRegistry) !== JSON.stringify(before))
-      path.dispatch({ type: 'system.set_loop_registry', loopRegistry });
+    if (loopRegistry !== before) path.dispatch({ type: 'system.set_loop_registry', loopRegistry });
   }
 
   /**
