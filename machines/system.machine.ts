@@ -2,10 +2,10 @@ import { type AnyActorRef, assign, emit, enqueueActions, setup } from 'xstate';
 import { SYSTEM_ACTOR_ID, sessionActorId } from '../src/base/actor-ids.js';
 import {
   addWorkerSession,
+  childLoopsOf,
   emptyLoopRegistry,
   finishLoop,
   type LoopRegistration,
-  registrations,
   withRegistration,
 } from '../src/loop/registry.js';
 import type { SessionCommand } from '../src/session/commands.js';
@@ -195,11 +195,7 @@ export function createSystemMachine(env: SystemMachineEnv) {
       'system.loop_cascade_cancel': {
         actions: emit(({ context, event }) => ({
           type: 'loop_cascade' as const,
-          loops: [...registrations(context.loopRegistry)].flatMap(([loopId, child]) =>
-            child.parentLoopId === event.loopId && !child.finished
-              ? [{ loopId, sessionId: child.originSessionId }]
-              : [],
-          ),
+          loops: childLoopsOf(context.loopRegistry, event.loopId),
           at: event.at,
         })),
       },

@@ -1,4 +1,4 @@
-import { ownValue, setOwn } from '../base/own-keys.js';
+import { ownValue } from '../base/own-keys.js';
 
 /** What the system remembers of a loop while its tree is live: enough to check ancestry and tree size. */
 export interface LoopRegistration {
@@ -55,26 +55,40 @@ export function emptyLoopRegistry(): LoopRegistry {
 
 /** The registry holding `loops` (as the `$system` record stores them). */
 export function loopRegistryOf(loops: LoopRegistrations): LoopRegistry {
-  const buckets: Record<string, Record<string, LoopRegistration>> = {};
-  for (const [loopId, registration] of Object.entries(loops)) {
-    const bucket = loopRegistryBucketOf(loopId);
-    buckets[bucket] ??= {};
-    setOwn(buckets[bucket], loopId, registration);
+  const grouped = new Map<string, [string, LoopRegistration][]>();
+  for (const entry of Object.entries(loops)) {
+    const key = loopRegistryBucketOf(entry[0]);
+    const group = grouped.get(key);
+    if (group) group.push(entry);
+    else grouped.set(key, [entry]);
   }
-  return { buckets };
+  // fromEntries makes own properties, `__proto__` included.
+  return {
+    buckets: Object.fromEntries(
+      [...grouped].map(([key, group]) => [key, Object.fromEntries(group)]),
+    ),
+  };
 }
 
 /** Every registration by loop id, flat: what the `$system` record stores. */
 export function registeredLoops(registry: LoopRegistry): LoopRegistrations {
-  const loops: Record<string, LoopRegistration> = {};
-  for (const [loopId, registration] of registrations(registry)) setOwn(loops, loopId, registration);
-  return loops;
+  return Object.fromEntries(
+    Object.values(registry.buckets).flatMap((bucket) => Object.entries(bucket)),
+  );
 }
 
-/** Every registration with its loop id, bucket by bucket (reads only: nothing is copied). */
-export function* registrations(registry: LoopRegistry): Generator<[string, LoopRegistration]> {
+/**
+ * Calls `visit` with each registration and its loop id, bucket by bucket, until it returns
+ * true (reads only: nothing is copied).
+ */
+export function someRegistration(
+  registry: LoopRegistry,
+  visit: (loopId: string, registration: LoopRegistration) => boolean | undefined,
+): boolean {
   for (const bucket of Object.values(registry.buckets))
-    for (const loopId of Object.keys(bucket)) yield [loopId, bucket[loopId] as LoopRegistration];
+    for (const loopId of Object.keys(bucket))
+      if (visit(loopId, bucket[loopId] as LoopRegistration)) return true;
+  return false;
 }
 
 /** The registration of loop `loopId`, or undefined when the registry has none. */
@@ -141,16 +155,18 @@ export function checkLoopRegistration(
   maxTreeLoops: number,
 ): LoopRegistrationCheck {
   let parentLoopId: string | undefined;
-  for (const [loopId, loop] of registrations(registry)) {
-    if (loop.finished) continue;
-    if (loop.originSessionId === request.originSessionId) {
-      return {
-        ok: false,
-        reason: `session ${request.originSessionId} already has a running loop (${loopId})`,
-      };
-    }
-    if (loop.workerSessionIds.includes(request.originSessionId)) parentLoopId = loopId;
-  }
+  let running: string | undefined;
+  someRegistration(registry, (loopId, loop) => {
+    if (loop.finished) return false;
+    if (loop.originSessionId === request.originSessionId) running = loopId;
+    else if (loop.workerSessionIds.includes(request.originSessionId)) parentLoopId = loopId;
+    return running !== undefined;
+  });
+  if (running !== undefined)
+    return {
+      ok: false,
+      reason: `session ${request.originSessionId} already has a running loop (${running})`,
+    };
   if (parentLoopId === undefined) return { ok: true };
 
   const seen = new Set<string>();
@@ -171,13 +187,15 @@ export function checkLoopRegistration(
   }
   const rootLoopId = registrationOf(registry, parentLoopId)?.rootLoopId ?? parentLoopId;
   // The seed's concurrency limit: loops of the tree still running, not every loop it ever ran.
-  let running = 0;
-  for (const [, loop] of registrations(registry))
-    if (loop.rootLoopId === rootLoopId && !loop.finished) running++;
-  if (running + 1 > maxTreeLoops) {
+  let unfinished = 0;
+  someRegistration(registry, (_, loop) => {
+    if (loop.rootLoopId === rootLoopId && !loop.finished) unfinished++;
+    return false;
+  });
+  if (unfinished + 1 > maxTreeLoops) {
     return {
       ok: false,
-      reason: `loop tree limit reached: tree ${rootLoopId} already has ${running} unfinished loops (limit ${maxTreeLoops})`,
+      reason: `loop tree limit reached: tree ${rootLoopId} already has ${unfinished} unfinished loops (limit ${maxTreeLoops})`,
     };
   }
   return { ok: true, parentLoopId, rootLoopId };
@@ -190,14 +208,30 @@ export function checkLoopRegistration(
 export function finishLoop(registry: LoopRegistry, loopId: string): LoopRegistry {
   const loop = registrationOf(registry, loopId);
   if (!loop) return registry;
-  const tree: string[] = [];
-  for (const [id, entry] of registrations(registry)) {
-    if (entry.rootLoopId !== loop.rootLoopId) continue;
-    if (!entry.finished && id !== loopId)
-      return withRegistration(registry, loopId, { ...loop, finished: true });
-    tree.push(id);
-  }
-  return withoutLoops(registry, tree);
+  const marked = withRegistration(registry, loopId, { ...loop, finished: true });
+  return withoutFinishedTrees(marked, new Set([loop.rootLoopId]));
+}
+
+/**
+ * The registry without the trees (of `roots`, or all) whose loops have all finished: a scan
+ * that copies nothing, then one copy per bucket that loses a loop.
+ */
+export function withoutFinishedTrees(
+  registry: LoopRegistry,
+  roots?: ReadonlySet<string>,
+): LoopRegistry {
+  const trees = new Map<string, string[]>();
+  const unfinished = new Set<string>();
+  someRegistration(registry, (loopId, loop) => {
+    if (roots && !roots.has(loop.rootLoopId)) return false;
+    if (!loop.finished) unfinished.add(loop.rootLoopId);
+    const tree = trees.get(loop.rootLoopId);
+    if (tree) tree.push(loopId);
+    else trees.set(loop.rootLoopId, [loopId]);
+    return false;
+  });
+  const dropped = [...trees].flatMap(([root, loopIds]) => (unfinished.has(root) ? [] : loopIds));
+  return dropped.length === 0 ? registry : withoutLoops(registry, dropped);
 }
 
 /** The registry with a worker session recorded on its loop. */
@@ -212,4 +246,18 @@ export function addWorkerSession(
     ...loop,
     workerSessionIds: [...loop.workerSessionIds, workerSessionId],
   });
+}
+
+/** The unfinished loops started from a worker session of loop `loopId`, with their sessions. */
+export function childLoopsOf(
+  registry: LoopRegistry,
+  loopId: string,
+): { loopId: string; sessionId: string }[] {
+  const children: { loopId: string; sessionId: string }[] = [];
+  someRegistration(registry, (childId, child) => {
+    if (child.parentLoopId === loopId && !child.finished)
+      children.push({ loopId: childId, sessionId: child.originSessionId });
+    return false;
+  });
+  return children;
 }

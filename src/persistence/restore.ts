@@ -7,6 +7,10 @@ import {
   type LoopRegistry,
   loopRegistryOf,
   registeredLoops,
+  registrationOf,
+  someRegistration,
+  withoutFinishedTrees,
+  withRegistration,
 } from '../loop/registry.js';
 import type { SnapshotStore } from '../ports/snapshot-store.js';
 import type { CheckedSession } from './check-snapshot.js';
@@ -133,6 +137,9 @@ interface RegisteredLoopContext {
  * runs. A registration whose origin restored without it is finished (and its tree dropped
  * when it was the last), a live loop missing from the registry is registered from its own
  * context. Registrations of sessions that did not restore are kept for when they do.
+ * Unchanged, the registry itself is returned (the caller tells the root only of a change);
+ * an activation costs a scan that copies nothing, and one bucket copied per registration
+ * that changes, however many loops are registered.
  */
 export function reconcileLoopRegistry(
   registry: LoopRegistry,
@@ -151,30 +158,32 @@ export function reconcileLoopRegistry(
         originSessionId: sessionId,
       });
   }
-  const loops = new Map<string, LoopRegistration>(Object.entries(registeredLoops(registry)));
-  let changed = false;
-  for (const [loopId, registration] of loops) {
+  const stale: [string, LoopRegistration][] = [];
+  someRegistration(registry, (loopId, registration) => {
     if (
+      !registration.finished &&
       restored.has(registration.originSessionId) &&
-      !running.has(loopId) &&
-      !registration.finished
-    ) {
-      loops.set(loopId, { ...registration, finished: true });
-      changed = true;
-    }
+      !running.has(loopId)
+    )
+      stale.push([loopId, registration]);
+    return false;
+  });
+  let next = registry;
+  const finishedRoots = new Set<string>();
+  for (const [loopId, registration] of stale) {
+    next = withRegistration(next, loopId, { ...registration, finished: true });
+    finishedRoots.add(registration.rootLoopId);
   }
   for (const [loopId, loop] of running) {
-    const registered = loops.get(loopId);
+    const registered = registrationOf(next, loopId);
     if (registered) {
-      if (registered.finished) {
-        loops.set(loopId, { ...registered, finished: false });
-        changed = true;
-      }
+      if (registered.finished)
+        next = withRegistration(next, loopId, { ...registered, finished: false });
       continue;
     }
-    changed = true;
-    const parent = loop.parentLoopId === undefined ? undefined : loops.get(loop.parentLoopId);
-    loops.set(loopId, {
+    const parent =
+      loop.parentLoopId === undefined ? undefined : registrationOf(next, loop.parentLoopId);
+    next = withRegistration(next, loopId, {
       originSessionId: loop.originSessionId,
       ...(loop.parentLoopId === undefined ? {} : { parentLoopId: loop.parentLoopId }),
       rootLoopId: parent?.rootLoopId ?? loop.parentLoopId ?? loopId,
@@ -183,14 +192,9 @@ export function reconcileLoopRegistry(
       finished: false,
     });
   }
-  // A tree whose loops have all finished is dropped, as finishLoop does.
-  const unfinishedRoots = new Set(
-    [...loops.values()].filter((loop) => !loop.finished).map((loop) => loop.rootLoopId),
-  );
-  const kept = [...loops].filter(([, loop]) => unfinishedRoots.has(loop.rootLoopId));
-  // Unchanged, the registry itself is returned: the caller tells the root only of a change.
-  if (!changed && kept.length === loops.size) return registry;
-  return loopRegistryOf(Object.fromEntries(kept));
+  // A tree whose loops have all finished is dropped, as finishLoop does: only a tree a loop
+  // was finished in here can have become one (the record's own were dropped when read).
+  return finishedRoots.size === 0 ? next : withoutFinishedTrees(next, finishedRoots);
 }
 
 /**
@@ -221,7 +225,9 @@ export async function loadLoopRegistry(
   try {
     const envelope = decodeEnvelope(SYSTEM_RECORD_ID, text, migrations);
     const { loops } = checkSystemRecord(envelope.snapshot).context.loopRegistry;
-    return { loopRegistry: loopRegistryOf(loops), failed: [] };
+    // A tree whose loops have all finished is dropped here once (two processes writing the
+    // record in turn can leave one), so that a restore need not look for them.
+    return { loopRegistry: withoutFinishedTrees(loopRegistryOf(loops)), failed: [] };
   } catch (error) {
     if (!isRoleboxError(error)) throw error;
     return { loopRegistry: emptyLoopRegistry(), failed: [{ sessionId: SYSTEM_RECORD_ID, error }] };
