@@ -131,9 +131,10 @@ export function withoutLoops(registry: LoopRegistry, loopIds: Iterable<string>):
   // Built afresh rather than with `delete`: an object that loses a key turns slow to copy
   // (V8 gives it a dictionary), and the bucket list is copied on every round's report.
   const buckets: Record<string, LoopRegistrations> = {};
-  for (const [key, bucket] of Object.entries(registry.buckets)) {
-    const next = changed.get(key) ?? bucket;
-    if (Object.keys(next).length > 0) buckets[key] = next;
+  for (const key in registry.buckets) {
+    if (!Object.hasOwn(registry.buckets, key)) continue;
+    const next = changed.get(key) ?? (registry.buckets[key] as LoopRegistrations);
+    if (!isEmpty(next)) buckets[key] = next;
   }
   return { buckets };
 }
@@ -208,8 +209,16 @@ export function checkLoopRegistration(
 export function finishLoop(registry: LoopRegistry, loopId: string): LoopRegistry {
   const loop = registrationOf(registry, loopId);
   if (!loop) return registry;
-  const marked = withRegistration(registry, loopId, { ...loop, finished: true });
-  return withoutFinishedTrees(marked, new Set([loop.rootLoopId]));
+  // One scan: another loop of the tree still runs (mark this one), or the tree goes.
+  const tree: string[] = [];
+  const running = someRegistration(registry, (id, entry) => {
+    if (entry.rootLoopId !== loop.rootLoopId) return false;
+    tree.push(id);
+    return !entry.finished && id !== loopId;
+  });
+  return running
+    ? withRegistration(registry, loopId, { ...loop, finished: true })
+    : withoutLoops(registry, tree);
 }
 
 /**
@@ -260,4 +269,10 @@ export function childLoopsOf(
     return false;
   });
   return children;
+}
+
+/** True when `record` has no key (without making an array of its keys). */
+function isEmpty(record: LoopRegistrations): boolean {
+  for (const key in record) if (Object.hasOwn(record, key)) return false;
+  return true;
 }
