@@ -335,6 +335,35 @@ describe('checkLoopRegistration (SPEC §3.4)', () => {
     ).toEqual({ ok: true });
   });
 
+  it('picks the same parent among several loops the session works for, whatever their order', () => {
+    const working = (workerSessionIds: string[]): LoopRegistration => ({
+      originSessionId: 'elsewhere',
+      rootLoopId: 'x',
+      fingerprint: 'f'.repeat(64),
+      workerSessionIds,
+      finished: false,
+    });
+    const request = { originSessionId: 'W', fingerprint: 'new' };
+    // The loop whose latest round ran in W, before one where W ran an earlier round.
+    const entries: [string, LoopRegistration][] = [
+      ['a', working(['W', 'X'])],
+      ['z', working(['Y', 'W'])],
+    ];
+    for (const order of [entries, [...entries].reverse()])
+      expect(checkLoopRegistration(loopRegistryOf(Object.fromEntries(order)), request, 30)).toEqual(
+        { ok: true, parentLoopId: 'z', rootLoopId: 'x' },
+      );
+    // Several whose latest round ran there (one worker session reused): the smallest id.
+    const pool = Array.from({ length: 12 }, (_, i): [string, LoopRegistration] => [
+      `loop_${(i * 7) % 12}`,
+      working(['W']),
+    ]);
+    for (const order of [pool, [...pool].reverse()])
+      expect(
+        checkLoopRegistration(loopRegistryOf(Object.fromEntries(order)), request, 30),
+      ).toMatchObject({ ok: true, parentLoopId: 'loop_0' });
+  });
+
   it('refuses the same prompt as any ancestor', () => {
     expect(
       checkLoopRegistration(registry, { originSessionId: 'W2', fingerprint: 'fp-child' }, 30),

@@ -29,11 +29,14 @@ const fixtures = join(import.meta.dirname, 'fixtures');
 const names = (await readdir(fixtures)).filter((name) => name.endsWith('.run.json')).sort();
 
 describe('recorded runs replay clean on the current code', () => {
-  it('there are the six fixtures', () => {
+  it('there are the seven fixtures', () => {
     expect(names).toEqual([
       'approval-workflow.run.json',
       'cancelled-loop.run.json',
       'loop-interrupted-by-restart.run.json',
+      // Recorded on system machine 3 (a flat loop registry): nested loops, a recursive loop
+      // refused, a cascading cancel, a tree dropped.
+      'nested-loops-system-3.run.json',
       'passivated-restore.run.json',
       'session-review-cycle.run.json',
       'three-round-loop.run.json',

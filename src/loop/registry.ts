@@ -149,6 +149,10 @@ export type LoopRegistrationCheck =
  * session already has a loop that is not finished; when the prompt's fingerprint equals an
  * ancestor's (the session is a worker of an unfinished loop, which makes the new loop its
  * child); or when the loop tree would have more than `maxTreeLoops` unfinished loops.
+ * A session that is a worker of several unfinished loops (a dispatcher that reuses one
+ * worker session) makes the new loop a child of the one whose latest round ran there, and
+ * among several such, of the one with the smallest id: a rule that does not depend on the
+ * order the registry keeps its loops in, so every process picks the same parent.
  */
 export function checkLoopRegistration(
   registry: LoopRegistry,
@@ -156,11 +160,22 @@ export function checkLoopRegistration(
   maxTreeLoops: number,
 ): LoopRegistrationCheck {
   let parentLoopId: string | undefined;
+  let parentIsLatest = false;
   let running: string | undefined;
   someRegistration(registry, (loopId, loop) => {
     if (loop.finished) return false;
     if (loop.originSessionId === request.originSessionId) running = loopId;
-    else if (loop.workerSessionIds.includes(request.originSessionId)) parentLoopId = loopId;
+    else if (loop.workerSessionIds.includes(request.originSessionId)) {
+      const latest = loop.workerSessionIds.at(-1) === request.originSessionId;
+      if (
+        parentLoopId === undefined ||
+        (latest && !parentIsLatest) ||
+        (latest === parentIsLatest && loopId < parentLoopId)
+      ) {
+        parentLoopId = loopId;
+        parentIsLatest = latest;
+      }
+    }
     return running !== undefined;
   });
   if (running !== undefined)
