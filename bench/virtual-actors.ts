@@ -172,7 +172,7 @@ async function partRestore(): Promise<Record<string, number>> {
   const rb = createRolebox({ functions, store, clock, ...keepLive });
   await rb.start();
   // The same records beside a loop registry of LOOPS_ELSEWHERE loops run by other sessions:
-  // an activation reconciles the registry, and must not pay for loops that are not its own.
+  // an activation reconciles the registry, and should pay little for loops not its own.
   const storeWithLoops = new MemorySnapshotStore();
   await storeWithLoops.save([
     ...ids.map((id) => ({ id, data: recordOf(id) })),

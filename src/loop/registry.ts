@@ -119,11 +119,12 @@ export function withRegistration(
 
 /** The registry without the registrations of `loopIds` (a bucket left empty is dropped). */
 export function withoutLoops(registry: LoopRegistry, loopIds: Iterable<string>): LoopRegistry {
-  const changed = new Map<string, Record<string, LoopRegistration>>();
+  const changed = new Map<string, LoopRegistrations>();
   for (const loopId of loopIds) {
     const key = loopRegistryBucketOf(loopId);
-    const bucket = changed.get(key) ?? { ...ownValue(registry.buckets, key) };
-    if (!Object.hasOwn(bucket, loopId)) continue;
+    const bucket = changed.get(key) ?? ownValue(registry.buckets, key);
+    if (bucket === undefined || !Object.hasOwn(bucket, loopId)) continue;
+    // The rest is a new object: the bucket in the registry is left as it was.
     const { [loopId]: _dropped, ...rest } = bucket;
     changed.set(key, rest);
   }

@@ -23,9 +23,11 @@ export function shardsOfRun(run: RecordedRun): number {
  * A run recorded on an older system machine, in the shape system machine 4 has (DESIGN §7):
  * each session under its shard, a shard present only while it holds a session (version 2
  * spawned all of them at start, version 1 had none and kept sessions under the root and in
- * its context), the loop registry in buckets (version 3 and before kept it flat). A restore the runtime handed straight to a shard that held nothing then is
- * handed to the root (`system.restore_session`), which spawns that shard first, as today's
- * runtime does; every other event is unchanged (targets are named by systemId).
+ * its context), the loop registry in buckets (version 3 and before kept it flat). A restore
+ * the runtime handed straight to a shard that held nothing then is handed to the root
+ * (`system.restore_session`), which spawns that shard first, as today's runtime does; a
+ * journaled registry replacement carries buckets too; every other event is unchanged
+ * (targets are named by systemId).
  *
  * @param pristineRoot the persisted snapshot of a new root (no shards, no sessions).
  */
