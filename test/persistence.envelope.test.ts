@@ -2,6 +2,7 @@ import { mkdtemp, rm, writeFile } from 'node:fs/promises';
 import { tmpdir } from 'node:os';
 import { join } from 'node:path';
 import Database from 'better-sqlite3';
+import fc from 'fast-check';
 import { afterEach, beforeEach, describe, expect, it } from 'vitest';
 import { MemorySnapshotStore, MigrationRegistry, type SnapshotStore } from '../src/index.js';
 import {
@@ -11,6 +12,7 @@ import {
   makeEnvelope,
   readEnvelope,
   SNAPSHOT_SCHEMA_VERSION,
+  snapshotEnvelopeSchema,
 } from '../src/persistence/envelope.js';
 import { recordChecksum, sealOf, sealRecord } from '../src/persistence/record-checksum.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
@@ -104,6 +106,119 @@ describe('snapshot envelopes', () => {
     expect(
       errorOf(() => migrations.register(SNAPSHOT_SCHEMA_VERSION - 1, (record) => record)).code,
     ).toBe('invalid_argument');
+  });
+});
+
+describe('reading an envelope without the schema (issue 26)', () => {
+  // readEnvelope recognises the envelope this code writes by hand and asks the schema about
+  // anything else: whatever it reads, the schema must accept too, and what it refuses is
+  // refused with the schema's words.
+  const valid = (): Record<string, unknown> =>
+    JSON.parse(JSON.stringify(makeEnvelope('S', { status: 'active', value: 'idle' }, 1)));
+  const values = fc.oneof(
+    fc.constant(undefined),
+    fc.constant(null),
+    fc.constant(Number.NaN),
+    fc.constant(Number.POSITIVE_INFINITY),
+    fc.integer({ min: -2, max: 9 }),
+    fc.double(),
+    fc.string(),
+    fc.constant(''),
+    fc.constant('rolebox.snapshot'),
+    fc.constant([]),
+    fc.constant({}),
+    fc.boolean(),
+  );
+  const paths = fc.constantFrom(
+    ['format'],
+    ['schemaVersion'],
+    ['machineVersions'],
+    ['machineVersions', 'system'],
+    ['machineVersions', 'session'],
+    ['machineVersions', 'function'],
+    ['machineVersions', 'loop'],
+    ['machineVersions', 'extra'],
+    ['savedAt'],
+    ['sessionId'],
+    ['snapshot'],
+    ['extra'],
+    ['__proto__'],
+  );
+  const mutations = fc.array(fc.record({ path: paths, value: values, remove: fc.boolean() }), {
+    minLength: 1,
+    maxLength: 3,
+  });
+
+  it('reads what the schema accepts and refuses what it refuses, naming it', () => {
+    fc.assert(
+      fc.property(mutations, (changes) => {
+        const envelope = valid();
+        for (const { path, value, remove } of changes) {
+          let holder = envelope;
+          for (const key of path.slice(0, -1)) {
+            const inner = holder[key];
+            if (typeof inner !== 'object' || inner === null) return;
+            holder = inner as Record<string, unknown>;
+          }
+          const last = path.at(-1) as string;
+          if (remove) delete holder[last];
+          else
+            Object.defineProperty(holder, last, {
+              value,
+              enumerable: true,
+              writable: true,
+              configurable: true,
+            });
+        }
+        const text = JSON.stringify(envelope);
+        const reparsed = JSON.parse(text) as Record<string, unknown>;
+        const schemaAccepts = snapshotEnvelopeSchema.safeParse(reparsed).success;
+        const version = reparsed.schemaVersion;
+        let read: ReturnType<typeof readEnvelope> | undefined;
+        let refused: { code: string; message: string } | undefined;
+        try {
+          read = readEnvelope('S', text);
+        } catch (error) {
+          refused = error as { code: string; message: string };
+        }
+        if (read) {
+          expect(
+            schemaAccepts || (typeof version === 'number' && version !== SNAPSHOT_SCHEMA_VERSION),
+          ).toBe(true);
+          expect(read.envelope.sessionId).toBe('S');
+        } else if (typeof version === 'number' && version > SNAPSHOT_SCHEMA_VERSION)
+          expect(refused?.code).toBe('snapshot_too_new');
+        else {
+          expect(['invalid_snapshot', 'snapshot_too_new']).toContain(refused?.code);
+          if (!schemaAccepts && refused?.code === 'invalid_snapshot')
+            expect(refused.message).toContain('stored record "S" cannot be restored');
+        }
+      }),
+      { numRuns: 500 },
+    );
+  });
+
+  it('refuses an envelope with one key more, or one version off, as the schema does', () => {
+    const extra = { ...valid(), note: 'x' };
+    expect(errorOf(() => readEnvelope('S', JSON.stringify(extra))).message).toContain('note');
+    const off = valid();
+    (off.machineVersions as Record<string, unknown>).session = '6';
+    expect(errorOf(() => readEnvelope('S', JSON.stringify(off))).message).toContain(
+      'machineVersions.session',
+    );
+    // A migration can hand back what JSON cannot hold: a time that is not a number.
+    const older = { ...valid(), schemaVersion: SNAPSHOT_SCHEMA_VERSION - 1 };
+    const timeless = new MigrationRegistry().register(SNAPSHOT_SCHEMA_VERSION - 1, (record) => ({
+      ...record,
+      schemaVersion: SNAPSHOT_SCHEMA_VERSION,
+      savedAt: Number.NaN,
+    }));
+    expect(errorOf(() => readEnvelope('S', JSON.stringify(older), timeless)).message).toContain(
+      'savedAt',
+    );
+    const shaped = readEnvelope('S', encodeEnvelope(makeEnvelope('S', { status: 'active' }, 1)));
+    expect(shaped.trusted).toBe(true);
+    expect(shaped.envelope.machineVersions).toEqual(CURRENT_MACHINE_VERSIONS);
   });
 });
 
