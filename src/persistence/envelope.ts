@@ -180,7 +180,7 @@ export function readEnvelope(
   let snapshot = checked.snapshot as Record<string, unknown>;
   // A migrated record is not what this code wrote: it gets the full check.
   let trusted = sealed && version === SNAPSHOT_SCHEMA_VERSION;
-  for (const machine of Object.keys(CURRENT_MACHINE_VERSIONS) as (keyof MachineVersions)[]) {
+  for (const machine of MACHINE_NAMES) {
     const stored = checked.machineVersions[machine];
     const current = CURRENT_MACHINE_VERSIONS[machine];
     if (stored > current) {
@@ -205,6 +205,9 @@ export function readEnvelope(
   };
 }
 
+/** The machines an envelope names a version of. */
+const MACHINE_NAMES = Object.keys(CURRENT_MACHINE_VERSIONS) as (keyof MachineVersions)[];
+
 /** The keys of an envelope, in the order {@link makeEnvelope} writes them. */
 const ENVELOPE_KEYS = [
   'format',
@@ -224,35 +227,34 @@ const ENVELOPE_KEYS = [
  * process; 1.4–3.6 µs after), this a fraction of a microsecond (issue 26).
  */
 function isCurrentEnvelope(value: unknown): value is SnapshotEnvelope {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  // Exactly these keys, as own keys (a parsed `__proto__` key is an own key: not these).
-  const keys = Object.keys(value);
-  if (keys.length !== ENVELOPE_KEYS.length) return false;
-  for (const key of ENVELOPE_KEYS) if (!Object.hasOwn(value, key)) return false;
-  const envelope = value as Record<(typeof ENVELOPE_KEYS)[number], unknown>;
-  const { snapshot, sessionId, savedAt, machineVersions } = envelope;
+  if (!isObject(value) || !hasExactlyOwnKeys(value, ENVELOPE_KEYS)) return false;
+  const { format, schemaVersion, machineVersions, savedAt, sessionId, snapshot } = value;
   return (
-    envelope.format === SNAPSHOT_FORMAT &&
-    envelope.schemaVersion === SNAPSHOT_SCHEMA_VERSION &&
+    format === SNAPSHOT_FORMAT &&
+    schemaVersion === SNAPSHOT_SCHEMA_VERSION &&
     typeof savedAt === 'number' &&
     Number.isFinite(savedAt) &&
     typeof sessionId === 'string' &&
     sessionId.length > 0 &&
-    typeof snapshot === 'object' &&
-    snapshot !== null &&
-    !Array.isArray(snapshot) &&
-    isCurrentMachineVersions(machineVersions)
+    isObject(snapshot) &&
+    isObject(machineVersions) &&
+    hasExactlyOwnKeys(machineVersions, MACHINE_NAMES) &&
+    MACHINE_NAMES.every((name) => machineVersions[name] === CURRENT_MACHINE_VERSIONS[name])
   );
 }
 
-/** Whether `value` names exactly this code's machine versions (and nothing else). */
-function isCurrentMachineVersions(value: unknown): boolean {
-  if (typeof value !== 'object' || value === null || Array.isArray(value)) return false;
-  const names = Object.keys(CURRENT_MACHINE_VERSIONS) as (keyof MachineVersions)[];
-  if (Object.keys(value).length !== names.length) return false;
-  const versions = value as Partial<Record<keyof MachineVersions, unknown>>;
-  return names.every(
-    (name) => Object.hasOwn(versions, name) && versions[name] === CURRENT_MACHINE_VERSIONS[name],
+/** An object that is not an array (and not null). */
+function isObject(value: unknown): value is Record<string, unknown> {
+  return typeof value === 'object' && value !== null && !Array.isArray(value);
+}
+
+/**
+ * Whether `value`'s own keys are exactly `names` (a parsed `__proto__` key is an own key,
+ * and one too many).
+ */
+function hasExactlyOwnKeys(value: object, names: readonly string[]): boolean {
+  return (
+    Object.keys(value).length === names.length && names.every((name) => Object.hasOwn(value, name))
   );
 }
 
