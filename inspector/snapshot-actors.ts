@@ -1,3 +1,4 @@
+import { functionActorId } from '../src/base/actor-ids.js';
 import type { SourceActor } from './server.js';
 
 /**
@@ -21,6 +22,12 @@ interface PersistedTree {
   readonly children?: Readonly<
     Record<string, { readonly snapshot?: unknown; readonly systemId?: unknown } | undefined>
   >;
+}
+
+/** A session's record of a retired function, as the inspector reads it. */
+interface RetiredEntry {
+  readonly reason?: unknown;
+  readonly context?: unknown;
 }
 
 /** Which machine draws an actor, by its systemId; undefined for helpers (artifacts, invoked). */
@@ -65,6 +72,28 @@ export function actorsOfSnapshot(
       },
     });
     walk(tree, systemId);
+    if (kind === 'session') reportCompletedFunctions(systemId, tree);
+  };
+  // A completed function's actor is stopped (session machine 7): it is drawn from the
+  // session's retired record, as it stood when it completed, where it used to be a done child.
+  const reportCompletedFunctions = (sessionSystemId: string, tree: PersistedTree) => {
+    const retired = (tree.context as { retiredFunctions?: unknown } | null | undefined)
+      ?.retiredFunctions;
+    if (typeof retired !== 'object' || retired === null) return;
+    const sessionId = sessionSystemId.slice('session:'.length);
+    for (const [name, entry] of Object.entries(retired as Record<string, RetiredEntry>)) {
+      const systemId = functionActorId(sessionId, name);
+      if (entry?.reason !== 'completed' || actors.some((actor) => actor.sessionId === systemId))
+        continue;
+      const definition = definitions.function;
+      actors.push({
+        sessionId: systemId,
+        name: systemId,
+        parentId: sessionSystemId,
+        ...(definition === undefined ? {} : { definition }),
+        snapshot: { status: 'done', value: 'complete', context: entry.context ?? null },
+      });
+    }
   };
   const walk = (tree: PersistedTree, parent: string) => {
     for (const [childId, child] of Object.entries(tree.children ?? {})) {

@@ -592,6 +592,9 @@ function lifecycleActions(env: MachineEnv) {
         { function: name, context: last }: { function: string; context: FunctionContext },
       ) => {
         if (!context.liveFunctions.includes(name)) return;
+        // Its last state is kept below: the done actor would only hold it twice, in memory and
+        // in every record after (XState keeps a done child until its parent stops it).
+        enqueue.stopChild(functionChildId(name));
         enqueue.assign({
           liveFunctions: context.liveFunctions.filter((other) => other !== name),
           retiredFunctions: {

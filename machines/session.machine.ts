@@ -45,10 +45,12 @@ import { outboxActions } from './session.outbox.js';
  * 5: waits for the user may expire (`waitExpiresAt`, the `wait_expired` event).
  * 6: the artifact store child is spawned with the session's first artifact, not at start
  * (a session that writes none has no `artifacts` child).
+ * 7: a completed function's actor is stopped; its last state is in `retiredFunctions` alone
+ * (a record has a function child only while the function is live).
  * (A host's `session.signal` may carry `byHost` and `to`: new optional event fields, the
  * context is unchanged. So for the `session.extend_request` command.)
  */
-export const SESSION_MACHINE_VERSION = 6;
+export const SESSION_MACHINE_VERSION = 7;
 
 export { ARTIFACTS_CHILD_ID, artifactsOf, type ToHostEvent } from './session.actions.js';
 

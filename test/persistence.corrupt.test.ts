@@ -169,6 +169,26 @@ describe('a stored record is checked whole: the bad one is refused, every other 
       /live function "approval" has no actor/,
     ],
     [
+      "a completed function's actor kept beside its retired record (session machine 7 stops it)",
+      'F',
+      (store) =>
+        edit(store, 'F', (e) => {
+          e.snapshot.children['fn:approval'] = {
+            src: 'function',
+            systemId: 'fn:F:approval',
+            syncSnapshot: false,
+            snapshot: {
+              status: 'done',
+              value: 'complete',
+              historyValue: {},
+              context: e.snapshot.context.retiredFunctions.approval.context,
+              children: {},
+            },
+          };
+        }),
+      /child fn:approval: function approval has an actor but is not listed as live/,
+    ],
+    [
       'a live function in its final state (it would never answer an idle cycle)',
       'B',
       (store) =>

@@ -95,6 +95,86 @@ describe('session machine 5 → 6: the artifact store is spawned with the first 
   });
 });
 
+describe("session machine 6 → 7: a completed function's actor is stopped", () => {
+  const fn = (status: string, value: string, name = 'approval') => ({
+    src: 'function',
+    systemId: `fn:S1:${name}`,
+    snapshot: { status, value, context: { sessionId: 'S1', name }, children: {} },
+  });
+  const session = (liveFunctions: string[], children: Record<string, object>) => ({
+    status: 'active',
+    value: 'idle',
+    context: { sessionId: 'S1', liveFunctions },
+    children,
+  });
+  const migrate = MACHINE_MIGRATIONS.session[6] as (s: object) => Record<string, unknown>;
+
+  it('drops a done function child that is not live, and leaves everything else to the check', () => {
+    const review = fn('active', 'gated', 'review');
+    expect(
+      migrate(session(['review'], { 'fn:approval': fn('done', 'complete'), 'fn:review': review })),
+    ).toEqual(session(['review'], { 'fn:review': review }));
+    // A done child still listed as live is corrupt: kept, for the check to refuse it.
+    const listed = session(['approval'], { 'fn:approval': fn('done', 'complete') });
+    expect(migrate(structuredClone(listed))).toEqual(listed);
+    // An active child, a session without children, and the `$system` record are unchanged.
+    const active = session(['approval'], { 'fn:approval': fn('active', 'active') });
+    expect(migrate(structuredClone(active))).toEqual(active);
+    expect(migrate(session([], {}))).toEqual(session([], {}));
+    const system = { context: { loopRegistry: { loops: {} } } };
+    expect(migrate(system)).toEqual(system);
+  });
+
+  it('a session stored by version 6 with a completed function restores without its actor', async () => {
+    const store = new MemorySnapshotStore();
+    const first = await boot({ store });
+    const done = await first.rb.openSession({ id: 'done' });
+    done.activate('approval');
+    done.signal({ type: 'answer', payload: { approved: true } });
+    expect(done.idle().completed).toEqual(['approval']);
+    await first.rb.stop();
+    const today = JSON.parse(store.records.get('done') as string);
+    // Today's record keeps the completed function in retiredFunctions alone.
+    expect(today.machineVersions.session).toBe(SESSION_MACHINE_VERSION);
+    expect(Object.keys(today.snapshot.children)).toEqual([]);
+    const retired = today.snapshot.context.retiredFunctions.approval;
+    expect(retired).toMatchObject({ phase: 'complete', reason: 'completed' });
+    // Version 6 kept the done actor beside it, with the same last state.
+    const v6 = structuredClone(today);
+    delete v6.checksum;
+    v6.machineVersions.session = 6;
+    v6.snapshot.children['fn:approval'] = {
+      src: 'function',
+      systemId: 'fn:done:approval',
+      syncSnapshot: false,
+      snapshot: {
+        status: 'done',
+        value: 'complete',
+        historyValue: {},
+        context: retired.context,
+        children: {},
+      },
+    };
+    store.records.set('done', JSON.stringify(v6));
+    const second = await boot({ store }, 5_000);
+    expect(second.report.failed).toEqual([]);
+    const again = second.rb.session('done');
+    expect(again.view().functions).toEqual([
+      expect.objectContaining({ name: 'approval', status: 'completed' }),
+    ]);
+    // It works on: the function is activated again (a new actor under the same child id).
+    again.activate('approval');
+    expect(again.view().functions).toEqual([
+      expect.objectContaining({ name: 'approval', status: 'live' }),
+    ]);
+    await second.rb.flush();
+    const saved = JSON.parse(store.records.get('done') as string);
+    expect(saved.machineVersions.session).toBe(SESSION_MACHINE_VERSION);
+    expect(saved.snapshot.children['fn:approval'].snapshot.status).toBe('active');
+    await second.rb.stop();
+  });
+});
+
 describe('session machine 1 → 2: child ids are local (`fn:<name>`, `loop`)', () => {
   it('the migration renames function and loop children and keeps their systemIds', () => {
     const child = (src: string, systemId: string, context: object = {}) => ({

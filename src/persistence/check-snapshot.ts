@@ -315,8 +315,8 @@ type StoredChild = PersistedMachine['children'][string];
 
 /**
  * Checks a function child: its context belongs to the session, it is the child and has the
- * systemId its name gives, it is live exactly when listed as live (and then still defined),
- * and its state and status agree.
+ * systemId its name gives, it is listed as live, active and still defined, and its state
+ * and status agree.
  */
 function checkFunctionChild(
   sessionId: string,
@@ -343,22 +343,17 @@ function checkFunctionChild(
       `function ${describeValue(fn.name)} must be the child ${expectedId}`,
     );
   expectSystemIdOf(sessionId, childId, child, functionActorId(sessionId, fn.name));
-  const live = liveFunctions.includes(fn.name);
-  if (live !== (stored.status === 'active'))
-    failCheck(
-      sessionId,
-      where,
-      `function ${fn.name} is ${stored.status} but ${live ? '' : 'not '}listed as live`,
-    );
-  if (live && !catalog.get(fn.name))
+  // A function has an actor only while it is live (session machine 7): a retired one's last
+  // state is in the session's retiredFunctions.
+  if (!liveFunctions.includes(fn.name))
+    failCheck(sessionId, where, `function ${fn.name} has an actor but is not listed as live`);
+  if (stored.status !== 'active')
+    failCheck(sessionId, where, `function ${fn.name} is ${stored.status} but listed as live`);
+  if (!catalog.get(fn.name))
     failCheck(sessionId, where, `function ${describeValue(fn.name)} is not defined any more`);
   checkStateValue(sessionId, machines.function, stored, where);
-  if (isFinalValue(machines.function, stored.value) !== (stored.status === 'done'))
-    failCheck(
-      sessionId,
-      where,
-      `a function in ${describeValue(stored.value)} cannot be ${stored.status}`,
-    );
+  if (isFinalValue(machines.function, stored.value))
+    failCheck(sessionId, where, `a function in ${describeValue(stored.value)} cannot be active`);
 }
 
 /**

@@ -120,6 +120,32 @@ function sessionWithLazyArtifactStore(snapshot: Json): Json {
 }
 
 /**
+ * Session machine 6 → 7: a completed function's actor is stopped when its session retires
+ * it. A record written before keeps the done actor beside its retired record (the same
+ * last state twice): a function child that is done and not listed as live is dropped, so
+ * the session is restored as version 7 would have it (an actor fewer per completed
+ * function) and a recorded run replays on today's machine. Anything else is left for the
+ * check to judge. A record with no children (the `$system` record) is returned as is.
+ */
+function sessionWithoutCompletedFunctionActors(snapshot: Json): Json {
+  const children = snapshot.children as Record<string, Json> | undefined;
+  const live = (snapshot.context as Json | undefined)?.liveFunctions;
+  if (!children || typeof children !== 'object' || !Array.isArray(live)) return snapshot;
+  const kept: Record<string, Json> = {};
+  let dropped = false;
+  for (const [id, child] of Object.entries(children)) {
+    const inner = child?.snapshot as Json | undefined;
+    const name = (inner?.context as Json | undefined)?.name;
+    if (child?.src === 'function' && inner?.status === 'done' && !live.includes(name)) {
+      dropped = true;
+      continue;
+    }
+    kept[id] = child;
+  }
+  return dropped ? { ...snapshot, children: kept } : snapshot;
+}
+
+/**
  * Loop machine 2 → 3: a round's record may say how long its worker ran (`ranMs`) and
  * whether the round spanned a restart (`acrossRestart`). Both are optional and a round
  * recorded before says neither, so a version-2 record is already a valid version-3 one.
@@ -282,6 +308,7 @@ export const MACHINE_MIGRATIONS: {
     3: sessionWithEffectNonce,
     4: sessionWithWaitDeadline,
     5: sessionWithLazyArtifactStore,
+    6: sessionWithoutCompletedFunctionActors,
   },
   function: {
     1: sessionWithFunctionRequests,
