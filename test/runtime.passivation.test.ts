@@ -270,6 +270,25 @@ describe('passivation', () => {
     ).toEqual(['gated']);
   });
 
+  it('a burst of activations over the limit passivates the least recently used, each once', async () => {
+    const w = world();
+    const first = await boot(w, { passivateWhenWaiting: false });
+    for (const id of ['A', 'B', 'C', 'D', 'E', 'F']) await first.rb.openSession({ id });
+    await first.rb.stop();
+    const b = await boot(w, { maxLiveSessions: 2, passivateWhenWaiting: false });
+    // Activated one after another in one synchronous burst: each passivation is still in
+    // flight when the next activation looks for the least recently used.
+    for (const id of ['A', 'B', 'C', 'D', 'E', 'F']) b.rb.session(id).view();
+    await b.advance(0);
+    expect(b.rb.sessions()).toEqual(['E', 'F']);
+    expect(b.lifecycle().filter((line) => line.startsWith('passivated'))).toEqual([
+      'passivated A (lru)',
+      'passivated B (lru)',
+      'passivated C (lru)',
+      'passivated D (lru)',
+    ]);
+  });
+
   it('a session with no command for idleMs goes; one used meanwhile stays', async () => {
     const w = world();
     const b = await boot(w, { idleMs: IDLE_MS, passivateWhenWaiting: false });

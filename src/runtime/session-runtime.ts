@@ -415,12 +415,16 @@ export class SessionRuntime {
     const usedAt = this.#host.access.directory.get(sessionId)?.lastUsedAt;
     const inFlight = this.#passivating.get(sessionId);
     if (inFlight && inFlight.usedAt === usedAt) return inFlight.done;
+    const { directory } = this.#host.access;
+    if (usedAt !== undefined) directory.leaving(sessionId);
     const done = this.#passivate(sessionId, reason);
     if (usedAt !== undefined) {
       const passivation = { usedAt, done };
       this.#passivating.set(sessionId, passivation);
       const forget = () => {
-        if (this.#passivating.get(sessionId) === passivation) this.#passivating.delete(sessionId);
+        if (this.#passivating.get(sessionId) !== passivation) return;
+        this.#passivating.delete(sessionId);
+        directory.stayed(sessionId);
       };
       done.then(forget, forget);
     }
@@ -562,12 +566,13 @@ export class SessionRuntime {
   #enforceLimit(justUsed: string): void {
     const { directory } = this.#host.access;
     if (!this.#persistent || directory.size <= this.#settings.maxLiveSessions) return;
-    // Sessions already on their way out count as gone, and are not looked at again: on a
-    // burst of activations thousands may be in flight, and going over them on every
-    // activation made each one cost O(in flight).
+    // Sessions already on their way out count as gone, and are not looked at again (nor
+    // walked past: the directory lists the staying ones apart): on a burst of activations
+    // thousands may be in flight, and going over them on every activation made each one
+    // cost O(in flight).
     let excess = directory.size - this.#passivating.size - this.#settings.maxLiveSessions;
     if (excess <= 0) return;
-    for (const [sessionId] of directory.entries()) {
+    for (const sessionId of directory.staying()) {
       if (excess <= 0) break;
       if (
         sessionId === justUsed ||
