@@ -75,24 +75,20 @@ export function actorsOfSnapshot(
     if (kind === 'session') reportCompletedFunctions(systemId, tree);
   };
   // A completed function's actor is stopped (session machine 7): it is drawn from the
-  // session's retired record, as it stood when it completed, where it used to be a done child.
+  // session's retired record, as it stood when it completed, where it used to be a done
+  // child (a run recorded before still has that child: it is drawn once).
   const reportCompletedFunctions = (sessionSystemId: string, tree: PersistedTree) => {
     const retired = (tree.context as { retiredFunctions?: unknown } | null | undefined)
       ?.retiredFunctions;
     if (typeof retired !== 'object' || retired === null) return;
     const sessionId = sessionSystemId.slice('session:'.length);
+    const children = Object.values(tree.children ?? {});
     for (const [name, entry] of Object.entries(retired as Record<string, RetiredEntry>)) {
       const systemId = functionActorId(sessionId, name);
-      if (entry?.reason !== 'completed' || actors.some((actor) => actor.sessionId === systemId))
+      if (entry?.reason !== 'completed' || children.some((child) => child?.systemId === systemId))
         continue;
-      const definition = definitions.function;
-      actors.push({
-        sessionId: systemId,
-        name: systemId,
-        parentId: sessionSystemId,
-        ...(definition === undefined ? {} : { definition }),
-        snapshot: { status: 'done', value: 'complete', context: entry.context ?? null },
-      });
+      const last = { status: 'done', value: 'complete', context: entry.context ?? null };
+      report(systemId, last, sessionSystemId);
     }
   };
   const walk = (tree: PersistedTree, parent: string) => {

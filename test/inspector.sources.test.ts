@@ -166,6 +166,30 @@ describe('inspector sources (a store browsed, a run replayed)', () => {
   });
 });
 
+describe('a completed function in a snapshot', () => {
+  it('is drawn from the retired record, and once where a run recorded before kept its done actor', async () => {
+    const run = JSON.parse(await readFile(FIXTURE, 'utf8')) as RecordedRun;
+    const recorded = run.journal.at(-1)?.after;
+    const named = (system: unknown) =>
+      actorsOfSnapshot('rolebox', system, machineDefinitions()).filter(
+        (actor) => actor.name === 'fn:approval:awaiting-approval',
+      );
+    // Recorded by session machine 1: the done actor is there beside the retired record.
+    expect(named(recorded)).toEqual([
+      expect.objectContaining({ snapshot: expect.objectContaining({ status: 'done' }) }),
+    ]);
+    // Replayed today: no actor, the retired record alone draws it, with its last context.
+    const steps: unknown[] = [];
+    replay(run, { onStep: (_index, actual) => steps.push(actual) });
+    const [drawn] = named(steps.at(-1));
+    expect(named(steps.at(-1))).toHaveLength(1);
+    expect(drawn).toMatchObject({
+      parentId: 'session:approval',
+      snapshot: { status: 'done', value: 'complete', context: { name: 'awaiting-approval' } },
+    });
+  });
+});
+
 describe('replay onStep', () => {
   it('hands over the replayed snapshot after every entry', async () => {
     const run = JSON.parse(await readFile(FIXTURE, 'utf8')) as RecordedRun;

@@ -415,10 +415,10 @@ export class SessionRuntime {
     const usedAt = this.#host.access.directory.get(sessionId)?.lastUsedAt;
     const inFlight = this.#passivating.get(sessionId);
     if (inFlight && inFlight.usedAt === usedAt) return inFlight.done;
-    const { directory } = this.#host.access;
-    if (usedAt !== undefined) directory.leaving(sessionId);
     const done = this.#passivate(sessionId, reason);
     if (usedAt !== undefined) {
+      const { directory } = this.#host.access;
+      directory.leaving(sessionId);
       const passivation = { usedAt, done };
       this.#passivating.set(sessionId, passivation);
       const forget = () => {
