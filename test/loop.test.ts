@@ -1,7 +1,8 @@
+import fc from 'fast-check';
 import { describe, expect, it } from 'vitest';
 import { LOOP_PHASES, STOP_LOOP_SIGNAL } from '../src/index.js';
 import { expandStopLoopCommand, shouldCancelLoop } from '../src/loop/cancellation.js';
-import { normalizePrompt, promptFingerprint } from '../src/loop/fingerprint.js';
+import { normalizePrompt, portableSha256Hex, promptFingerprint } from '../src/loop/fingerprint.js';
 import {
   formatDuration,
   loopEndedNote,
@@ -232,6 +233,23 @@ describe('prompt fingerprint', () => {
     expect(promptFingerprint('x')).toBe(
       '2d711642b726b04401627ca9fbac32f5c8530fb1903cc4db02258717921a4881',
     );
+  });
+
+  it('is the digest a browser computes, for any text (node:crypto here, @noble/hashes there)', () => {
+    // Registries written by either host must read the same fingerprints: any UTF-16 text,
+    // lone surrogates included (both encode one as U+FFFD).
+    const text = fc.oneof(
+      fc.string({ unit: 'grapheme' }),
+      fc.array(fc.integer({ min: 0, max: 0xffff })).map((units) => String.fromCharCode(...units)),
+    );
+    fc.assert(
+      fc.property(text, (prompt) => {
+        expect(promptFingerprint(prompt)).toBe(portableSha256Hex(normalizePrompt(prompt)));
+      }),
+      { numRuns: 2_000 },
+    );
+    // A lone surrogate and U+FFFD hash alike on both paths.
+    expect(promptFingerprint('a\ud800b')).toBe(portableSha256Hex('a\ufffdb'));
   });
 });
 
