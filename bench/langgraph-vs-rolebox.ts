@@ -50,11 +50,12 @@ import {
   type SnapshotStore,
 } from '../src/index.js';
 import { SqliteSnapshotStore } from '../src/sqlite.js';
-import { ScriptedDispatcher, settle } from '../src/testing/index.js';
+import { settle } from '../src/testing/index.js';
 import { median, timeNs, writeResult } from './measure.js';
 import { bareLoopTree } from './support/bare-loop.js';
 import { bareMachineApprovals } from './support/bare-machines.js';
 import { memoryRecords, sharedRecords, sqliteRecords } from './support/bare-records.js';
+import { InstantDispatcher } from './support/instant-dispatcher.js';
 
 /**
  * The contenders. `rolebox-live` is rolebox without a store (every session stays a live
@@ -361,7 +362,7 @@ const LoopState = Annotation.Root({
   }),
 });
 
-/** The worker both loops call: answers at once, like `new ScriptedDispatcher(() => 'answer')`. */
+/** The worker LangGraph's loop calls: answers at once and keeps nothing, as rolebox's InstantDispatcher. */
 async function instantWorker(_prompt: string): Promise<string> {
   return 'answer';
 }
@@ -406,7 +407,8 @@ async function measureLoop(system: System, medium: Medium): Promise<number[]> {
   } else {
     const store = roleboxStore(medium, '');
     const rb: Rolebox = createRolebox({
-      dispatcher: new ScriptedDispatcher(() => 'answer'),
+      // Its workers answer at once and keep nothing, as LangGraph's instantWorker.
+      dispatcher: new InstantDispatcher('answer'),
       limits: { interRoundDelayMs: 0 },
       // Saved without debounce. The save timer still waits for a turn of the event loop, and
       // a worker that answers at once lets all five rounds run before it: rolebox stores
