@@ -7,17 +7,16 @@
 import { sha256 } from '@noble/hashes/sha2';
 import { bytesToHex, utf8ToBytes } from '@noble/hashes/utils';
 
-/** The part of node:crypto the fingerprint uses. */
+/** The part of node:crypto the fingerprint uses (`hash`: Node 20.12 and later). */
 interface NodeHashing {
-  createHash(algorithm: 'sha256'): {
-    update(text: string, encoding: 'utf8'): { digest(encoding: 'hex'): string };
-  };
+  /** One-shot digest of `text`'s UTF-8 bytes, in hex. */
+  hash(algorithm: 'sha256', text: string, encoding: 'hex'): string;
 }
 
 /** node:crypto when this host is Node (20.16 and later); undefined in a browser. */
-const nodeHashing = (
+const nodeCrypto = (
   globalThis as { process?: { getBuiltinModule?: (id: string) => unknown } }
-).process?.getBuiltinModule?.('node:crypto') as NodeHashing | undefined;
+).process?.getBuiltinModule?.('node:crypto') as Partial<NodeHashing> | undefined;
 
 /** SHA-256 of `text`'s UTF-8 bytes, in hex, with @noble/hashes (what a browser runs). */
 export function portableSha256Hex(text: string): string {
@@ -25,9 +24,10 @@ export function portableSha256Hex(text: string): string {
 }
 
 /** SHA-256 of `text`'s UTF-8 bytes, in hex: node:crypto's when the host has it. */
-const sha256Hex: (text: string) => string = nodeHashing
-  ? (text) => nodeHashing.createHash('sha256').update(text, 'utf8').digest('hex')
-  : portableSha256Hex;
+const sha256Hex: (text: string) => string =
+  typeof nodeCrypto?.hash === 'function'
+    ? (text) => (nodeCrypto as NodeHashing).hash('sha256', text, 'hex')
+    : portableSha256Hex;
 
 /** The prompt as compared for recursion: whitespace collapsed, trimmed, lower-cased. */
 export function normalizePrompt(prompt: string): string {
