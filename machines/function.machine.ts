@@ -1,5 +1,5 @@
 import { assign, enqueueActions, sendParent, setup } from 'xstate';
-import { setOwn } from '../src/base/own-keys.js';
+import { copyOwn, setOwn, withOwn } from '../src/base/own-keys.js';
 import { evaluateCondition } from '../src/condition/evaluate.js';
 import type { ConditionAst } from '../src/condition/types.js';
 import { approvalStep } from '../src/function/approval-step.js';
@@ -84,7 +84,7 @@ export function createFunctionMachine(env: MachineEnv) {
   const withTool = (tools: readonly string[], tool: string): readonly string[] =>
     tools.includes(tool) ? tools : [...tools, tool];
   const evidenceFor = (context: FunctionContext, tool: string): Record<string, boolean> => {
-    const evidence = { ...context.evidenceObserved };
+    const evidence = copyOwn(context.evidenceObserved);
     for (const entry of definitionOf(context).observe)
       if (entry.tool === tool && entry.setEvidence) setOwn(evidence, entry.setEvidence, true);
     return evidence;
@@ -149,7 +149,7 @@ export function createFunctionMachine(env: MachineEnv) {
           },
         );
         let kv = recordSignal(step.kv, type, payload);
-        if (isTerminatingSignal(type)) kv = { ...kv, [SIGNAL_TYPE_KEY]: type };
+        if (isTerminatingSignal(type)) kv = withOwn<unknown>(kv, SIGNAL_TYPE_KEY, type);
         const evidenceObserved = evidenceFor(context, 'signal');
         if (isPausingSignal(type)) evidenceObserved.paused = true;
         return {
@@ -201,7 +201,7 @@ export function createFunctionMachine(env: MachineEnv) {
       setKv: assign(({ context, event }) =>
         event.type === 'fn.kv_set'
           ? {
-              kv: { ...context.kv, [event.key]: event.value },
+              kv: withOwn<unknown>(context.kv, event.key, event.value),
               version: context.version + 1,
               facts: event.facts,
               updatedAt: event.at,

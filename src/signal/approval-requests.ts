@@ -1,3 +1,4 @@
+import { copyOwn, withOwn } from '../base/own-keys.js';
 import type { OnTimeout } from './approval-timeout.js';
 import { type FunctionKv, hasSignal } from './ledger.js';
 
@@ -119,7 +120,7 @@ export function openRequest(
     ...opening,
     status: 'open',
   };
-  return { ...kv, [REQUESTS_KEY]: [...readRequests(kv), request] };
+  return withOwn<unknown>(kv, REQUESTS_KEY, [...readRequests(kv), request]);
 }
 
 /** The request `id` when it is open, else undefined. */
@@ -150,8 +151,7 @@ export function resolveRequest(
   const requests = readRequests(kv).map(
     (request): ApprovalRequest =>
       request.id === id
-        ? {
-            ...request,
+        ? Object.assign(copyOwn(request), {
             status: resolution.status,
             answeredAt: resolution.at,
             ...(resolution.by === undefined ? {} : { answeredBy: resolution.by }),
@@ -160,10 +160,10 @@ export function resolveRequest(
               ? {}
               : { seenVersion: resolution.seenVersion }),
             ...(resolution.byHost === true ? { answeredByHost: true as const } : {}),
-          }
+          })
         : request,
   );
-  return { ...kv, [REQUESTS_KEY]: requests };
+  return withOwn<unknown>(kv, REQUESTS_KEY, requests);
 }
 
 /**
@@ -175,10 +175,14 @@ export function expireRequest(kv: FunctionKv, id: string, at: number): FunctionK
   const requests = readRequests(kv).map(
     (request): ApprovalRequest =>
       request.id === id
-        ? { ...request, status: 'expired', answeredAt: at, note: 'expired' }
+        ? Object.assign(copyOwn(request), {
+            status: 'expired' as const,
+            answeredAt: at,
+            note: 'expired',
+          })
         : request,
   );
-  return { ...kv, [REQUESTS_KEY]: requests };
+  return withOwn<unknown>(kv, REQUESTS_KEY, requests);
 }
 
 /** How the host moves an open request's deadline (`session.extendRequest`, SPEC §9). */
@@ -202,16 +206,15 @@ export function extendRequest(kv: FunctionKv, id: string, extension: RequestExte
   const requests = readRequests(kv).map(
     (request): ApprovalRequest =>
       request.id === id
-        ? {
-            ...request,
+        ? Object.assign(copyOwn(request), {
             expiresAt,
             onTimeout: request.onTimeout ?? onTimeout,
             extendedAt: at,
             ...(by === undefined ? {} : { extendedBy: by }),
-          }
+          })
         : request,
   );
-  return { ...kv, [REQUESTS_KEY]: requests };
+  return withOwn<unknown>(kv, REQUESTS_KEY, requests);
 }
 
 /** The earliest deadline of the open requests in `kv`, else undefined. */

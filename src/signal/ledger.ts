@@ -1,4 +1,4 @@
-import { setOwn } from '../base/own-keys.js';
+import { copyOwn, setOwn, withOwn } from '../base/own-keys.js';
 import type { SignalType } from './catalogue.js';
 
 /** The key-value store of a function; the ledger and the last terminating type live in it. */
@@ -24,7 +24,7 @@ export function readLedgerRecord(kv: FunctionKv): SignalLedger {
     for (const type of raw) if (typeof type === 'string') setOwn<unknown>(ledger, type, null);
     return ledger;
   }
-  if (typeof raw === 'object' && raw !== null) return { ...(raw as SignalLedger) };
+  if (typeof raw === 'object' && raw !== null) return copyOwn(raw as SignalLedger);
   return {};
 }
 
@@ -39,7 +39,7 @@ export function recordSignal(
 ): FunctionKv {
   const ledger = readLedgerRecord(kv);
   setOwn<unknown>(ledger, type, payload === undefined ? null : payload);
-  return { ...kv, [LEDGER_KEY]: ledger };
+  return withOwn(kv, LEDGER_KEY, ledger);
 }
 
 /** True when the ledger holds `type` (in either the record or the legacy array form). */
@@ -58,12 +58,15 @@ export function getSignalPayload(kv: FunctionKv, type: SignalType | string): unk
 
 /** Removes one type from the ledger. Returns a new kv. */
 export function clearSignal(kv: FunctionKv, type: SignalType | string): FunctionKv {
-  const ledger = readLedgerRecord(kv);
-  delete ledger[type];
-  return { ...kv, [LEDGER_KEY]: ledger };
+  // Copied without it rather than deleted from a copy: an object that loses a key turns
+  // into a dictionary (slower to read and copy) for as long as the kv keeps it.
+  const ledger: SignalLedger = {};
+  const raw = readLedgerRecord(kv);
+  for (const key of Object.keys(raw)) if (key !== type) setOwn<unknown>(ledger, key, raw[key]);
+  return withOwn(kv, LEDGER_KEY, ledger);
 }
 
 /** Empties the ledger. Returns a new kv. */
 export function clearAllSignals(kv: FunctionKv): FunctionKv {
-  return { ...kv, [LEDGER_KEY]: {} };
+  return withOwn<unknown>(kv, LEDGER_KEY, {});
 }
