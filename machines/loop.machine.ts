@@ -1,4 +1,5 @@
 import { assign, emit, sendParent, setup } from 'xstate';
+import { copyOwn } from '../src/base/own-keys.js';
 import { topStateOf } from '../src/base/state-value.js';
 import { LOOP_STATE_SCHEMA_VERSION } from '../src/loop/constants.js';
 import type { LoopDeadline } from '../src/loop/effect-types.js';
@@ -58,12 +59,11 @@ function closeRunningRound(
 ): readonly RoundRecord[] {
   return rounds.map((record) =>
     record.status === 'running'
-      ? {
-          ...record,
+      ? Object.assign(copyOwn(record), {
           status,
           completedAt: record.completedAt ?? at,
           durationMs: record.durationMs ?? at - record.startedAt,
-        }
+        })
       : record,
   );
 }
@@ -216,7 +216,7 @@ export function createLoopMachine(env: MachineEnv) {
       recordTermination: assign(({ context }, { at }: { at: number }) => ({
         rounds: updateLastRound(context.rounds, (record) =>
           record.workerTaskId === context.activeWorkerTaskId && record.status === 'running'
-            ? { ...record, completedAt: at, durationMs: at - record.startedAt }
+            ? Object.assign(copyOwn(record), { completedAt: at, durationMs: at - record.startedAt })
             : record,
         ),
         roundDeadlineAt: undefined,

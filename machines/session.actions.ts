@@ -6,6 +6,7 @@ import {
   LOOP_CHILD_ID,
   loopActorId,
 } from '../src/base/actor-ids.js';
+import { withOwn } from '../src/base/own-keys.js';
 import type { FunctionContext } from '../src/function/machine-types.js';
 import { shouldCancelLoop } from '../src/loop/cancellation.js';
 import type { LoopInput } from '../src/loop/machine-types.js';
@@ -504,7 +505,7 @@ function routingActions(env: MachineEnv) {
     ),
     setSlot: sessionAssign(
       ({ context }, { key, value, at }: { key: string; value: unknown; at: number }) => ({
-        slots: { ...context.slots, [key]: value },
+        slots: withOwn<unknown>(context.slots, key, value),
         updatedAt: at,
       }),
     ),

@@ -1,3 +1,4 @@
+import { copyOwn } from '../src/base/own-keys.js';
 import {
   numberedEffect,
   pendingEffect,
@@ -37,7 +38,7 @@ const withEntry = (
 
 /** What the events of a result become when raised: runtime events at the apply's time. */
 const timed = (events: readonly RuntimeEvent[], at: number): TimedRuntimeEvent[] =>
-  events.map((event) => ({ ...event, at }) as TimedRuntimeEvent);
+  events.map((event) => Object.assign(copyOwn(event), { at }) as TimedRuntimeEvent);
 
 /** The host event of attempt `attempt` of `entry` starting. */
 const startedEvent = (sessionId: string, entry: PendingEffect, attempt: number) =>

@@ -55,7 +55,7 @@ describe('copies made key by key (copyOwn, withOwn)', () => {
     expect(JSON.stringify(copy)).toBe('{"__proto__":{"still":"own"},"a":1}');
   });
 
-  it('give ledgers, approval requests and finished loops one hidden class for all, where a spread that added a key made one each', {
+  it('give ledgers, approval requests, finished loops and effects one hidden class for all, where a spread that added a key made one each', {
     timeout: 60_000,
   }, async () => {
     // V8 decides this, so it is asked in a child with its natives: on Node 20 a spread that
@@ -72,6 +72,8 @@ describe('copies made key by key (copyOwn, withOwn)', () => {
       kvs: true,
       resolvedRequests: true,
       loopStates: true,
+      effects: true,
+      effectEntries: true,
       copies: true,
     });
     // The control: on Node 20's V8 the shape this guards against still makes a map per copy.

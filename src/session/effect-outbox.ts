@@ -1,3 +1,4 @@
+import { copyOwn } from '../base/own-keys.js';
 import type { EmittedEvent } from './emitted.js';
 import type {
   PendingEffect,
@@ -31,7 +32,7 @@ export function numberedEffect(
   n: number,
   body: SessionEffectBody,
 ): SessionEffect {
-  return { ...body, id: effectId(sessionId, nonce, n) } as SessionEffect;
+  return Object.assign(copyOwn(body), { id: effectId(sessionId, nonce, n) }) as SessionEffect;
 }
 
 /** A new entry of the outbox: pending, not attempted yet. */
@@ -166,5 +167,5 @@ export function withRecordedResult(
 ): PendingEffect {
   const started =
     attempt !== undefined && startsAttempt(entry, attempt) ? startedEntry(entry, attempt) : entry;
-  return { ...started, result: events };
+  return Object.assign(copyOwn(started), { result: events });
 }
