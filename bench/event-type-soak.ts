@@ -2,20 +2,14 @@
 // every event type a machine receives for good (DESIGN §3), so a machine that receives a
 // type named after a session or loop grows the heap with every one of them. This drives
 // approval workflows (paused, passivated, activated by the answer, closed) and two-round
-// loops (scripted dispatcher, instant workers) through one rolebox with a memory store and
+// loops (instant workers that keep nothing) through one rolebox with a memory store and
 // a small live cap, and compares the heap after gc once the first tenth of the work is done
 // with the heap once the last tenth is: goal ≤ 1.05×.
 // Run: npm run bench:soak [-- --workflows N --loops M] (defaults 100 000 and 20 000).
 import { createRolebox, defineFunction, MemorySnapshotStore } from '../src/index.js';
-import type {
-  DispatchedTask,
-  Dispatcher,
-  RoundInput,
-  RoundResult,
-  TaskStatus,
-} from '../src/ports/dispatcher.js';
 import { SimulatedClock, settle } from '../src/testing/index.js';
 import { atMost, rounded, settledHeap, writeResult } from './measure.js';
+import { InstantDispatcher } from './support/instant-dispatcher.js';
 
 /** `--name value` from the command line, as a positive whole number. */
 function countArg(name: string, fallback: number): number {
@@ -37,60 +31,11 @@ const MAX_LIVE = 200;
 const LOOP_BATCH = 50;
 const INTER_ROUND_MS = 10;
 
-/**
- * A dispatcher whose workers end as soon as they start, and which forgets a loop's tasks
- * once the loop has finished: the soak measures rolebox, not a dispatcher's history (the
- * testing ScriptedDispatcher keeps every task for the test to read).
- */
-class InstantDispatcher implements Dispatcher {
-  readonly #tasks = new Map<string, { status: TaskStatus; result: RoundResult }>();
-
-  async dispatchRound(input: RoundInput, key: string): Promise<DispatchedTask> {
-    if (!this.#tasks.has(key))
-      this.#tasks.set(key, {
-        status: 'completed',
-        result: { text: `round ${input.round} done`, hadError: false },
-      });
-    return { taskId: key, workerSessionId: `worker:${key}` };
-  }
-
-  async getTaskStatus(taskId: string): Promise<TaskStatus> {
-    return this.#tasks.get(taskId)?.status ?? 'unknown';
-  }
-
-  async getRoundResult(taskId: string): Promise<RoundResult> {
-    const task = this.#tasks.get(taskId);
-    if (!task) throw new Error(`no task ${taskId}`);
-    return task.result;
-  }
-
-  async cancelRound(taskId: string): Promise<void> {
-    this.#tasks.delete(taskId);
-  }
-
-  onTerminated(taskId: string, listener: (status: TaskStatus) => void): () => void {
-    const status = this.#tasks.get(taskId)?.status ?? 'unknown';
-    let listening = true;
-    queueMicrotask(() => listening && listener(status));
-    return () => {
-      listening = false;
-    };
-  }
-
-  /** Forgets the tasks of a finished loop (their keys are `<loopId>:<round>`). */
-  forgetLoop(loopId: string): void {
-    for (const key of this.#tasks.keys()) if (key.startsWith(`${loopId}:`)) this.#tasks.delete(key);
-  }
-
-  /** Tasks still remembered (0 once every loop finished). */
-  get size(): number {
-    return this.#tasks.size;
-  }
-}
-
 async function soak() {
   const clock = new SimulatedClock(1_000_000);
-  const dispatcher = new InstantDispatcher();
+  // Its workers end as soon as they start and it keeps nothing: the soak measures rolebox,
+  // not a dispatcher's history.
+  const dispatcher = new InstantDispatcher('round done');
   const store = new MemorySnapshotStore();
   const rb = createRolebox({
     clock,
@@ -112,9 +57,8 @@ async function soak() {
   let loopsFinished = 0;
   let passivated = 0;
   let activated = 0;
-  rb.on('loop_finished', (event) => {
+  rb.on('loop_finished', () => {
     loopsFinished++;
-    dispatcher.forgetLoop(event.loopId);
   });
   rb.on('session_passivated', () => passivated++);
   rb.on('session_activated', () => activated++);
@@ -190,7 +134,6 @@ async function soak() {
   const drainedMiB = (await settledHeap()) / 2 ** 20;
   const live = rb.sessions().length;
   const stored = store.records.size;
-  const tasks = dispatcher.size;
   await rb.stop();
   return {
     heapMiB,
@@ -203,7 +146,6 @@ async function soak() {
     activated,
     live,
     stored,
-    tasks,
   };
 }
 
@@ -228,8 +170,7 @@ await writeResult('event-type-soak', {
   passivations: result.passivated,
   activations: result.activated,
   loopsFinished: result.loopsFinished,
-  // Once every workflow finished: no session live or stored, no task remembered.
+  // Once every workflow finished: no session live or stored.
   leftLive: result.live,
   leftStored: result.stored,
-  leftDispatcherTasks: result.tasks,
 });
